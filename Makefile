@@ -1,0 +1,67 @@
+# wtrack: one non-recursive Makefile; each part adds its rules from its own
+# fragment (common/common.mk, plugin/plugin.mk, ...).
+
+ifeq ($(filter clean distclean help,$(MAKECMDGOALS)),)
+include config.mk
+endif
+
+# config.mk comes from configure, after the set-up installed what it probes.
+config.mk: configure
+	scripts/install-deps
+	./configure
+
+WARN = -Wall -Wextra $(if $(filter yes,$(WERROR)),-Werror)
+BASE_CFLAGS = -std=gnu11 $(WARN) -D_GNU_SOURCE -I common $(XXHASH_CFLAGS)
+ALL_CFLAGS = $(BASE_CFLAGS) $(CFLAGS)
+
+PROGRAMS :=
+TEST_PROGRAMS :=
+CLEAN_FILES :=
+
+.PHONY: all check run bench install clean distclean deps help
+
+all:
+
+include common/common.mk
+include plugin/plugin.mk
+include guest/guest.mk
+include checker/checker.mk
+include tests/tests.mk
+
+all: $(PROGRAMS)
+
+deps:
+	scripts/install-deps
+
+# Every test under prove: C unit tests, then shell tests with real clients
+# and real boots.  TESTS=... runs a subset.
+TESTS ?= $(TEST_PROGRAMS) $(sort $(wildcard tests/test-*.sh))
+check: deps
+	$(MAKE) all $(TEST_PROGRAMS)
+	prove -f $(PROVE_FLAGS) $(TESTS)
+
+run: deps
+	$(MAKE) all
+	scripts/wtrack-run --out $(or $(RUN_DIR),run) $(RUN_ARGS)
+
+bench: deps
+	$(MAKE) all
+	scripts/bench
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/wtrack
+	install -m 755 checker/wtrack $(DESTDIR)$(PREFIX)/bin/wtrack
+	install -m 755 plugin/nbdkit-wtrack-plugin.so $(DESTDIR)$(PREFIX)/lib/wtrack/
+	install -m 755 guest/wtrack-guest guest/init $(DESTDIR)$(PREFIX)/lib/wtrack/
+
+clean:
+	rm -f $(PROGRAMS) $(TEST_PROGRAMS) $(CLEAN_FILES)
+	find . -name '*.o' -delete
+
+distclean: clean
+	rm -f config.mk config.log
+
+help:
+	@echo "make run     set up, build, boot the default kernel, print the report"
+	@echo "make check   set up, build, run every test under prove"
+	@echo "make bench   compare the plugin with nbdkit file (scripts/bench)"

@@ -1,0 +1,13 @@
+# checker/: the wtrack host command. Every checker/*.c is part of it; add a
+# command as checker/cmd-NAME.c plus one line in checker/wtrack.c.
+WT_VERSION = 0.1
+CHECKER_SRCS = $(wildcard checker/*.c)
+CHECKER_OBJS = $(CHECKER_SRCS:.c=.o)
+CHECKER_HDRS = $(wildcard checker/*.h)
+PROGRAMS += checker/wtrack
+
+checker/%.o: checker/%.c $(CHECKER_HDRS) $(COMMON_HDRS) config.mk
+	$(CC) $(ALL_CFLAGS) -I checker $(GLIB_CFLAGS) -DWT_VERSION='"$(WT_VERSION)"' -c $< -o $@
+
+checker/wtrack: $(CHECKER_OBJS) common/libwtcommon.a
+	$(CC) $(ALL_CFLAGS) $(CHECKER_OBJS) common/libwtcommon.a $(GLIB_LIBS) -lm -o $@

@@ -1,0 +1,20 @@
+/* The wtrack commands: each lives in checker/cmd-NAME.c, parses its own
+ * options (GOptionContext) and returns the process exit status:
+ * 0 fine / clean, 1 damage or differences found, 2 bad usage or unreadable
+ * input. */
+#ifndef WT_COMMANDS_H
+#define WT_COMMANDS_H
+
+#define WT_EXIT_OK 0
+#define WT_EXIT_DAMAGE 1
+#define WT_EXIT_ERROR 2
+
+int wt_cmd_dump (int argc, char **argv);
+int wt_cmd_verify (int argc, char **argv);
+int wt_cmd_check (int argc, char **argv);
+int wt_cmd_replay (int argc, char **argv);
+int wt_cmd_crash (int argc, char **argv);
+int wt_cmd_export (int argc, char **argv);
+int wt_cmd_import (int argc, char **argv);
+
+#endif

@@ -1,0 +1,52 @@
+/* wtrack: the host command; dispatches to checker/cmd-*.c. */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+
+struct wt_command {
+  const char *name;
+  int (*run) (int argc, char **argv);
+  const char *summary;
+};
+
+/* One line per command; a command appears here once it is implemented. */
+static const struct wt_command wt_commands[] = {
+  { NULL, NULL, NULL },
+};
+
+static void
+wt_usage (FILE *out)
+{
+  fprintf (out, "Usage: wtrack COMMAND [OPTION...] ARGS...\n\n"
+           "Find lost writes: compare what a guest's files must contain with what\n"
+           "reached the disk, using the write log recorded by nbdkit-wtrack-plugin.\n\n"
+           "Commands:\n");
+  for (const struct wt_command *c = wt_commands; c->name; c++)
+    fprintf (out, "  %-8s %s\n", c->name, c->summary);
+  fprintf (out, "\n'wtrack COMMAND --help' describes each command.\n"
+           "Exit status: 0 clean, 1 damage or differences found, 2 error.\n");
+}
+
+int
+main (int argc, char **argv)
+{
+  if (argc < 2) {
+    wt_usage (stderr);
+    return WT_EXIT_ERROR;
+  }
+  if (strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0
+      || strcmp (argv[1], "help") == 0) {
+    wt_usage (stdout);
+    return WT_EXIT_OK;
+  }
+  if (strcmp (argv[1], "--version") == 0) {
+    printf ("wtrack %s\n", WT_VERSION);
+    return WT_EXIT_OK;
+  }
+  for (const struct wt_command *c = wt_commands; c->name; c++)
+    if (strcmp (argv[1], c->name) == 0)
+      return c->run (argc - 1, argv + 1);
+  fprintf (stderr, "wtrack: unknown command: %s (see wtrack --help)\n", argv[1]);
+  return WT_EXIT_ERROR;
+}

@@ -1,0 +1,20 @@
+# common/: the formats, CRC32C and the sector hash, linked into every part.
+# Built twice: for the host, and static without glib for the guest.
+COMMON_SRCS = common/crc32c.c common/wtlog.c common/channel.c common/manifest.c
+COMMON_OBJS = $(COMMON_SRCS:.c=.o)
+COMMON_PIC_OBJS = $(COMMON_SRCS:.c=.pic.o)
+COMMON_HDRS = $(wildcard common/*.h)
+
+common/%.o: common/%.c $(COMMON_HDRS) config.mk
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+common/%.pic.o: common/%.c $(COMMON_HDRS) config.mk
+	$(CC) $(ALL_CFLAGS) -fPIC -c $< -o $@
+
+common/libwtcommon.a: $(COMMON_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+common/libwtcommon-pic.a: $(COMMON_PIC_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+CLEAN_FILES += common/libwtcommon.a common/libwtcommon-pic.a

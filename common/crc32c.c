@@ -1,0 +1,95 @@
+/* CRC32C with the SSE4.2 instruction where the CPU has it, else slicing-by-8.
+ * The guest runs under QEMU's default CPU model, which lacks SSE4.2, so the
+ * choice is made at run time. */
+#include "crc32c.h"
+
+#include <string.h>
+
+#define WT_CRC32C_POLY 0x82f63b78u  /* reflected Castagnoli polynomial */
+
+static uint32_t wt_crc32c_table[8][256];
+
+static void
+wt_crc32c_init_table (void)
+{
+  for (uint32_t n = 0; n < 256; n++) {
+    uint32_t c = n;
+    for (int k = 0; k < 8; k++)
+      c = (c >> 1) ^ (WT_CRC32C_POLY & (0u - (c & 1)));
+    wt_crc32c_table[0][n] = c;
+  }
+  for (uint32_t n = 0; n < 256; n++)
+    for (int t = 1; t < 8; t++)
+      wt_crc32c_table[t][n] = (wt_crc32c_table[t - 1][n] >> 8)
+        ^ wt_crc32c_table[0][wt_crc32c_table[t - 1][n] & 0xff];
+}
+
+static uint32_t
+wt_crc32c_soft (uint32_t crc, const unsigned char *p, size_t len)
+{
+  while (len >= 8) {
+    uint64_t w;
+    memcpy (&w, p, 8);
+    w ^= crc;
+    crc = wt_crc32c_table[7][w & 0xff] ^ wt_crc32c_table[6][(w >> 8) & 0xff]
+      ^ wt_crc32c_table[5][(w >> 16) & 0xff] ^ wt_crc32c_table[4][(w >> 24) & 0xff]
+      ^ wt_crc32c_table[3][(w >> 32) & 0xff] ^ wt_crc32c_table[2][(w >> 40) & 0xff]
+      ^ wt_crc32c_table[1][(w >> 48) & 0xff] ^ wt_crc32c_table[0][w >> 56];
+    p += 8;
+    len -= 8;
+  }
+  while (len--)
+    crc = (crc >> 8) ^ wt_crc32c_table[0][(crc ^ *p++) & 0xff];
+  return crc;
+}
+
+#if defined(__x86_64__)
+__attribute__ ((target ("sse4.2")))
+static uint32_t
+wt_crc32c_hw (uint32_t crc, const unsigned char *p, size_t len)
+{
+  uint64_t c = crc;
+  while (len >= 8) {
+    uint64_t w;
+    memcpy (&w, p, 8);
+    c = __builtin_ia32_crc32di (c, w);
+    p += 8;
+    len -= 8;
+  }
+  uint32_t c32 = (uint32_t) c;
+  while (len--)
+    c32 = __builtin_ia32_crc32qi (c32, *p++);
+  return c32;
+}
+#endif
+
+typedef uint32_t (*wt_crc32c_fn) (uint32_t, const unsigned char *, size_t);
+
+static wt_crc32c_fn
+wt_crc32c_pick (void)
+{
+#if defined(__x86_64__)
+  __builtin_cpu_init ();
+  if (__builtin_cpu_supports ("sse4.2"))
+    return wt_crc32c_hw;
+#endif
+  wt_crc32c_init_table ();
+  return wt_crc32c_soft;
+}
+
+static wt_crc32c_fn wt_crc32c_impl;
+
+__attribute__ ((constructor))
+static void
+wt_crc32c_setup (void)
+{
+  wt_crc32c_impl = wt_crc32c_pick ();
+}
+
+uint32_t
+wt_crc32c_update (uint32_t crc, const void *buf, size_t len)
+{
+  if (!wt_crc32c_impl)          /* callers from other constructors */
+    wt_crc32c_setup ();
+  return ~wt_crc32c_impl (~crc, buf, len);
+}

@@ -1,0 +1,371 @@
+/* Manifest encoding (the guest) and checked decoding (the host). */
+#include "manifest.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crc32c.h"
+#include "le.h"
+#include "sector-hash.h"
+
+const char *
+wtmf_op_kind_name (uint32_t kind)
+{
+  static const char *const names[] = {
+    [WTMF_OP_MMAP_STORE] = "mmap-store", [WTMF_OP_PWRITE] = "pwrite",
+    [WTMF_OP_TRUNCATE] = "truncate", [WTMF_OP_PUNCH] = "punch",
+    [WTMF_OP_MSYNC] = "msync", [WTMF_OP_FSYNC] = "fsync",
+    [WTMF_OP_FALLOCATE] = "fallocate", [WTMF_OP_MUNMAP] = "munmap",
+  };
+  if (kind < sizeof names / sizeof names[0] && names[kind])
+    return names[kind];
+  return "?";
+}
+
+uint64_t
+wtmf_sectors_of (uint64_t size)
+{
+  return (size + WT_SECTOR_SIZE - 1) / WT_SECTOR_SIZE;
+}
+
+/* Encoding. */
+
+static unsigned char *
+wtmf_buf_grow (struct wtmf_buf *b, size_t n)
+{
+  if (b->failed)
+    return NULL;
+  if (b->len + n > b->cap) {
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->len + n)
+      cap *= 2;
+    unsigned char *np = realloc (b->p, cap);
+    if (!np) {
+      b->failed = 1;
+      return NULL;
+    }
+    b->p = np;
+    b->cap = cap;
+  }
+  unsigned char *at = b->p + b->len;
+  memset (at, 0, n);
+  b->len += n;
+  return at;
+}
+
+static void
+wtmf_buf_bytes (struct wtmf_buf *b, const void *src, size_t n)
+{
+  unsigned char *at = wtmf_buf_grow (b, wt_align8 (n));
+  if (at && n)
+    memcpy (at, src, n);
+}
+
+void
+wtmf_buf_header (struct wtmf_buf *b, uint32_t nfiles, uint32_t nops,
+                 uint32_t checkpoint)
+{
+  unsigned char *p = wtmf_buf_grow (b, WTMF_HEADER_SIZE);
+  if (!p)
+    return;
+  memcpy (p, WTMF_MAGIC, 8);
+  wt_put32 (p + 8, WTMF_VERSION);
+  wt_put32 (p + 12, WT_SECTOR_SIZE);
+  wt_put32 (p + 16, WT_HASH_XXH3_64);
+  wt_put32 (p + 20, nfiles);
+  wt_put32 (p + 24, nops);
+  wt_put32 (p + 28, checkpoint);
+}
+
+void
+wtmf_buf_file (struct wtmf_buf *b, const struct wtmf_file *f)
+{
+  size_t plen = strlen (f->path);
+  unsigned char *p = wtmf_buf_grow (b, WTMF_FILE_FIXED);
+  if (!p)
+    return;
+  wt_put32 (p, f->id);
+  wt_put32 (p + 4, (uint32_t) plen);
+  wt_put64 (p + 8, f->inode);
+  wt_put64 (p + 16, f->size);
+  wt_put32 (p + 24, f->nextents);
+  wtmf_buf_bytes (b, f->path, plen);
+  for (uint32_t i = 0; i < f->nextents; i++) {
+    const struct wtmf_extent *e = &f->extents[i];
+    if (!(p = wtmf_buf_grow (b, WTMF_EXTENT_SIZE)))
+      return;
+    wt_put64 (p, e->logical);
+    wt_put64 (p + 8, e->physical);
+    wt_put64 (p + 16, e->length);
+    wt_put32 (p + 24, e->flags);
+  }
+  uint64_t n = wtmf_sectors_of (f->size);
+  wtmf_buf_bytes (b, f->hashes, 8 * n);
+  wtmf_buf_bytes (b, f->ops, 4 * n);
+}
+
+void
+wtmf_buf_op (struct wtmf_buf *b, const struct wtmf_op *op)
+{
+  unsigned char *p = wtmf_buf_grow (b, WTMF_OP_SIZE);
+  if (!p)
+    return;
+  wt_put64 (p, op->guest_ns);
+  wt_put32 (p + 8, op->file_id);
+  wt_put32 (p + 12, op->kind);
+  wt_put64 (p + 16, op->offset);
+  wt_put64 (p + 24, op->length);
+}
+
+int
+wtmf_buf_finish (struct wtmf_buf *b)
+{
+  if (b->failed)
+    return -1;
+  uint32_t crc = wt_crc32c (b->p, b->len);
+  unsigned char *p = wtmf_buf_grow (b, WTMF_TRAILER_SIZE);
+  if (!p)
+    return -1;
+  wt_put32 (p, crc);
+  memcpy (p + 4, WTMF_TRAILER_MAGIC, 4);
+  return 0;
+}
+
+void
+wtmf_buf_free (struct wtmf_buf *b)
+{
+  free (b->p);
+  memset (b, 0, sizeof *b);
+}
+
+/* Decoding: a cursor that refuses to read past the end. */
+
+struct wtmf_cursor {
+  const unsigned char *buf;
+  size_t len;
+  size_t pos;
+  char *err;
+  size_t errlen;
+};
+
+static int
+wtmf_bad (struct wtmf_cursor *c, size_t at, const char *fmt, ...)
+{
+  char what[200];
+  va_list ap;
+  va_start (ap, fmt);
+  vsnprintf (what, sizeof what, fmt, ap);
+  va_end (ap);
+  snprintf (c->err, c->errlen, "manifest byte %zu: %s", at, what);
+  return -1;
+}
+
+/* Returns a pointer to n bytes at the cursor and advances, or NULL with the
+ * error set naming what was being read. */
+static const unsigned char *
+wtmf_take (struct wtmf_cursor *c, uint64_t n, const char *what)
+{
+  if (n > c->len - c->pos) {
+    wtmf_bad (c, c->pos, "truncated in %s (%" PRIu64 " bytes needed, %zu left)",
+              what, n, c->len - c->pos);
+    return NULL;
+  }
+  const unsigned char *p = c->buf + c->pos;
+  c->pos += n;
+  return p;
+}
+
+static int
+wtmf_parse_extents (struct wtmf_cursor *c, struct wtmf_file *f)
+{
+  f->extents = calloc (f->nextents ? f->nextents : 1, sizeof *f->extents);
+  if (!f->extents)
+    return wtmf_bad (c, c->pos, "out of memory for %" PRIu32 " extents", f->nextents);
+  for (uint32_t i = 0; i < f->nextents; i++) {
+    size_t at = c->pos;
+    const unsigned char *p = wtmf_take (c, WTMF_EXTENT_SIZE, "an extent");
+    if (!p)
+      return -1;
+    struct wtmf_extent *e = &f->extents[i];
+    e->logical = wt_get64 (p);
+    e->physical = wt_get64 (p + 8);
+    e->length = wt_get64 (p + 16);
+    e->flags = wt_get32 (p + 24);
+    if (e->flags & ~WTMF_EXT_ALL)
+      return wtmf_bad (c, at + 24, "file %" PRIu32 " extent %" PRIu32
+                       ": unknown flags 0x%" PRIx32, f->id, i, e->flags);
+    if (e->length == 0 || e->logical + e->length < e->logical
+        || e->physical + e->length < e->physical)
+      return wtmf_bad (c, at, "file %" PRIu32 " extent %" PRIu32
+                       ": empty or overflowing range", f->id, i);
+  }
+  return 0;
+}
+
+static int
+wtmf_parse_file (struct wtmf_cursor *c, struct wtmf_file *f)
+{
+  size_t at = c->pos;
+  const unsigned char *p = wtmf_take (c, WTMF_FILE_FIXED, "a file entry");
+  if (!p)
+    return -1;
+  f->id = wt_get32 (p);
+  uint32_t plen = wt_get32 (p + 4);
+  f->inode = wt_get64 (p + 8);
+  f->size = wt_get64 (p + 16);
+  f->nextents = wt_get32 (p + 24);
+  if (plen == 0 || plen > WTMF_MAX_PATH)
+    return wtmf_bad (c, at + 4, "file %" PRIu32 ": path length %" PRIu32
+                     " is not in 1..%d", f->id, plen, WTMF_MAX_PATH);
+  if (f->nextents > (c->len - c->pos) / WTMF_EXTENT_SIZE)
+    return wtmf_bad (c, at + 24, "file %" PRIu32 ": %" PRIu32
+                     " extents cannot fit in what is left", f->id, f->nextents);
+  if (!(p = wtmf_take (c, wt_align8 (plen), "a path")))
+    return -1;
+  if (memchr (p, '\0', plen))
+    return wtmf_bad (c, c->pos - wt_align8 (plen), "file %" PRIu32
+                     ": path holds a NUL byte", f->id);
+  f->path = strndup ((const char *) p, plen);
+  if (!f->path)
+    return wtmf_bad (c, at, "out of memory");
+  if (wtmf_parse_extents (c, f) == -1)
+    return -1;
+  f->nsectors = wtmf_sectors_of (f->size);
+  if (f->nsectors > (c->len - c->pos) / 12)
+    return wtmf_bad (c, at + 16, "file %" PRIu32 ": size %" PRIu64
+                     " needs more sector entries than are left", f->id, f->size);
+  const unsigned char *h = wtmf_take (c, 8 * f->nsectors, "sector hashes");
+  const unsigned char *o = h ? wtmf_take (c, wt_align8 (4 * f->nsectors), "sector ops") : NULL;
+  if (!o)
+    return -1;
+  f->hashes = malloc (8 * f->nsectors + 8);
+  f->ops = malloc (4 * f->nsectors + 4);
+  if (!f->hashes || !f->ops)
+    return wtmf_bad (c, at, "out of memory for %" PRIu64 " sectors", f->nsectors);
+  memcpy (f->hashes, h, 8 * f->nsectors);
+  memcpy (f->ops, o, 4 * f->nsectors);
+  return 0;
+}
+
+static int
+wtmf_parse_ops (struct wtmf_cursor *c, struct wtmf_manifest *m)
+{
+  m->ops = calloc (m->nops ? m->nops : 1, sizeof *m->ops);
+  if (!m->ops)
+    return wtmf_bad (c, c->pos, "out of memory for %" PRIu32 " ops", m->nops);
+  for (uint32_t i = 0; i < m->nops; i++) {
+    size_t at = c->pos;
+    const unsigned char *p = wtmf_take (c, WTMF_OP_SIZE, "an op");
+    if (!p)
+      return -1;
+    struct wtmf_op *op = &m->ops[i];
+    op->guest_ns = wt_get64 (p);
+    op->file_id = wt_get32 (p + 8);
+    op->kind = wt_get32 (p + 12);
+    op->offset = wt_get64 (p + 16);
+    op->length = wt_get64 (p + 24);
+    if (op->kind < 1 || op->kind > WTMF_OP_KIND_MAX)
+      return wtmf_bad (c, at + 12, "op %" PRIu32 ": unknown kind %" PRIu32,
+                       i + 1, op->kind);
+    if (!wtmf_find_file (m, op->file_id))
+      return wtmf_bad (c, at + 8, "op %" PRIu32 ": no file with id %" PRIu32,
+                       i + 1, op->file_id);
+  }
+  return 0;
+}
+
+static int
+wtmf_check_sector_ops (struct wtmf_cursor *c, const struct wtmf_manifest *m)
+{
+  for (uint32_t i = 0; i < m->nfiles; i++) {
+    const struct wtmf_file *f = &m->files[i];
+    for (uint64_t s = 0; s < f->nsectors; s++)
+      if (f->ops[s] > m->nops)
+        return wtmf_bad (c, c->pos, "file %" PRIu32 " sector %" PRIu64
+                         ": op %" PRIu32 " is past the %" PRIu32 "-op table",
+                         f->id, s, f->ops[s], m->nops);
+  }
+  return 0;
+}
+
+int
+wtmf_parse (const unsigned char *buf, size_t len, struct wtmf_manifest *m,
+            size_t *used, char *err, size_t errlen)
+{
+  struct wtmf_cursor c = { buf, len, 0, err, errlen };
+  memset (m, 0, sizeof *m);
+  const unsigned char *p = wtmf_take (&c, WTMF_HEADER_SIZE, "the header");
+  if (!p)
+    return -1;
+  if (memcmp (p, WTMF_MAGIC, 8) != 0)
+    return wtmf_bad (&c, 0, "bad magic");
+  m->version = wt_get32 (p + 8);
+  m->sector_size = wt_get32 (p + 12);
+  m->hash_id = wt_get32 (p + 16);
+  m->nfiles = wt_get32 (p + 20);
+  m->nops = wt_get32 (p + 24);
+  m->checkpoint = wt_get32 (p + 28);
+  if (m->version != WTMF_VERSION)
+    return wtmf_bad (&c, 8, "unsupported version %" PRIu32, m->version);
+  if (m->sector_size != WT_SECTOR_SIZE)
+    return wtmf_bad (&c, 12, "unsupported sector size %" PRIu32, m->sector_size);
+  if (m->hash_id != WT_HASH_XXH3_64)
+    return wtmf_bad (&c, 16, "unsupported hash id %" PRIu32, m->hash_id);
+  if (m->nfiles > len / WTMF_FILE_FIXED)
+    return wtmf_bad (&c, 20, "file count %" PRIu32 " cannot fit in %zu bytes",
+                     m->nfiles, len);
+  if (m->nops > len / WTMF_OP_SIZE)
+    return wtmf_bad (&c, 24, "op count %" PRIu32 " cannot fit in %zu bytes",
+                     m->nops, len);
+  m->files = calloc (m->nfiles ? m->nfiles : 1, sizeof *m->files);
+  if (!m->files)
+    return wtmf_bad (&c, 20, "out of memory");
+  for (uint32_t i = 0; i < m->nfiles; i++)
+    if (wtmf_parse_file (&c, &m->files[i]) == -1)
+      goto fail;
+  if (wtmf_parse_ops (&c, m) == -1 || wtmf_check_sector_ops (&c, m) == -1)
+    goto fail;
+  size_t crc_at = c.pos;
+  if (!(p = wtmf_take (&c, WTMF_TRAILER_SIZE, "the trailer")))
+    goto fail;
+  if (memcmp (p + 4, WTMF_TRAILER_MAGIC, 4) != 0) {
+    wtmf_bad (&c, crc_at + 4, "bad trailer magic (counts in the header do not match the contents?)");
+    goto fail;
+  }
+  uint32_t want = wt_get32 (p), got = wt_crc32c (buf, crc_at);
+  if (want != got) {
+    wtmf_bad (&c, crc_at, "checksum mismatch (stored 0x%08x, computed 0x%08x)", want, got);
+    goto fail;
+  }
+  *used = c.pos;
+  return 0;
+ fail:
+  wtmf_free (m);
+  return -1;
+}
+
+void
+wtmf_free (struct wtmf_manifest *m)
+{
+  for (uint32_t i = 0; m->files && i < m->nfiles; i++) {
+    free (m->files[i].path);
+    free (m->files[i].extents);
+    free (m->files[i].hashes);
+    free (m->files[i].ops);
+  }
+  free (m->files);
+  free (m->ops);
+  memset (m, 0, sizeof *m);
+}
+
+const struct wtmf_file *
+wtmf_find_file (const struct wtmf_manifest *m, uint32_t id)
+{
+  for (uint32_t i = 0; i < m->nfiles; i++)
+    if (m->files[i].id == id)
+      return &m->files[i];
+  return NULL;
+}

@@ -1,0 +1,147 @@
+/* writes.wtlog: every request the disk received (../shared/DESIGN.md).
+ *
+ * Writing: wtlog_encode() lays out one record as an iovec, ready for
+ * pwritev() at a position the caller reserved; wtlog_writer_* is a simple
+ * sequential writer for tools (import, tests).
+ * Reading: wtlog_reader_open / _next / _close; _next returns 0 with a record,
+ * 1 at the end, -1 on a torn or corrupt record (see wtlog_reader_status). */
+#ifndef WT_WTLOG_H
+#define WT_WTLOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#define WTLOG_MAGIC "WTLOG\0\r\n"
+#define WTLOG_MAGIC_LEN 8
+#define WTLOG_VERSION 1
+#define WTLOG_HEADER_SIZE 4096
+#define WTLOG_FIXED_SIZE 64
+#define WTLOG_CREATOR_LEN 64
+
+enum wtlog_type {
+  WTLOG_WRITE = 1,
+  WTLOG_ZERO = 2,
+  WTLOG_TRIM = 3,
+  WTLOG_FLUSH = 4,
+  WTLOG_CHANNEL = 5,
+  WTLOG_OPEN = 6,
+  WTLOG_CLOSE = 7,
+};
+
+enum wtlog_record_flag {
+  WTLOG_F_FUA = 1,
+  WTLOG_F_MAY_TRIM = 2,
+  WTLOG_F_FAST_ZERO = 4,
+  WTLOG_F_DATA = 8,
+  WTLOG_F_FAILED = 16,
+};
+#define WTLOG_F_ALL 31u
+
+enum wtlog_header_flag {
+  WTLOG_H_DATA = 1,
+  WTLOG_H_NOTIME = 2,
+};
+
+/* OPEN records name the export in their offset field. */
+#define WTLOG_EXPORT_DISK 0
+#define WTLOG_EXPORT_CHANNEL 1
+
+struct wtlog_header {
+  uint32_t version;
+  uint32_t header_size;
+  uint32_t sector_size;
+  uint32_t hash_id;
+  uint32_t flags;
+  uint64_t disk_size;
+  uint64_t channel_size;
+  uint64_t start_realtime_ns;
+  uint64_t start_monotonic_ns;
+  uint8_t run_id[16];
+  char creator[WTLOG_CREATOR_LEN + 1];
+};
+
+struct wtlog_record {
+  uint32_t size;
+  uint32_t crc;
+  uint16_t type;
+  uint16_t flags;
+  uint32_t conn;
+  uint32_t err;
+  uint64_t seq;
+  uint64_t t_start;
+  uint64_t t_end;
+  uint64_t offset;
+  uint64_t length;
+  /* Filled by the reader; valid until the next wtlog_reader_next(). */
+  uint64_t log_offset;          /* byte offset of the record in the log */
+  uint64_t nhashes;             /* 0 unless the record carries hashes */
+  const uint64_t *hashes;       /* hash of sector first_sector + i */
+  const unsigned char *data;    /* the request's bytes, or NULL */
+};
+
+/* Header. */
+void wtlog_header_init (struct wtlog_header *h, uint64_t disk_size,
+                        uint64_t channel_size, bool data, const char *creator);
+void wtlog_header_encode (const struct wtlog_header *h,
+                          unsigned char buf[WTLOG_HEADER_SIZE]);
+/* Returns 0, or -1 with a message in err naming the field that is wrong. */
+int wtlog_header_decode (const unsigned char buf[WTLOG_HEADER_SIZE],
+                         struct wtlog_header *h, char *err, size_t errlen);
+
+/* Records. */
+const char *wtlog_type_name (uint16_t type);
+/* Sectors touched by [offset, offset+length): the hash count of a WRITE. */
+uint64_t wtlog_sectors_touched (uint64_t offset, uint64_t length);
+/* Whether a record of this type and flags carries hashes / data. */
+bool wtlog_has_hashes (uint16_t type, uint16_t flags);
+bool wtlog_has_data (uint16_t type, uint16_t flags);
+/* The record's total size, payload and padding included. */
+uint64_t wtlog_record_size (uint16_t type, uint16_t flags, uint64_t offset,
+                            uint64_t length);
+
+/* Lay out rec (its size and crc are computed here) as up to 4 iovecs:
+ * fixed part (encoded into fixed[]), hashes, data, zero padding.
+ * hashes must hold wtlog_sectors_touched() entries when the record carries
+ * hashes, data the request's bytes when it carries data. Returns iovcnt. */
+int wtlog_encode (struct wtlog_record *rec, const uint64_t *hashes,
+                  const void *data, unsigned char fixed[WTLOG_FIXED_SIZE],
+                  struct iovec iov[4]);
+
+/* Sequential writer: header at open, records appended with seq 1, 2, ... */
+struct wtlog_writer;
+struct wtlog_writer *wtlog_writer_open (const char *path,
+                                        const struct wtlog_header *h,
+                                        char *err, size_t errlen);
+/* Assigns rec->seq; returns 0 or -1 with errno set. */
+int wtlog_writer_append (struct wtlog_writer *w, struct wtlog_record *rec,
+                         const uint64_t *hashes, const void *data);
+/* Returns 0 or -1 with errno set (fdatasync or close failed). */
+int wtlog_writer_close (struct wtlog_writer *w);
+
+/* Reader. */
+struct wtlog_reader;
+
+struct wtlog_status {
+  bool closed;          /* the final CLOSE record (conn 0) was read */
+  bool torn;            /* reading stopped at a bad record */
+  uint64_t bad_offset;  /* byte offset of the bad record */
+  uint64_t last_seq;    /* seq of the last good record, 0 if none */
+  uint64_t records;     /* good records read */
+  uint64_t file_size;
+  char error[256];      /* what is wrong at bad_offset */
+};
+
+/* Returns NULL with err set when the file cannot be opened or its header is
+ * bad (the message names the file and the field). */
+struct wtlog_reader *wtlog_reader_open (const char *path,
+                                        struct wtlog_header *h,
+                                        char *err, size_t errlen);
+/* 0: rec filled; 1: clean end of the log; -1: torn or corrupt record, or a
+ * read error: wtlog_reader_status() says what and where. */
+int wtlog_reader_next (struct wtlog_reader *r, struct wtlog_record *rec);
+const struct wtlog_status *wtlog_reader_status (const struct wtlog_reader *r);
+void wtlog_reader_close (struct wtlog_reader *r);
+
+#endif

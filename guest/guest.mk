@@ -1,0 +1,1 @@
+# guest/: rules added by the guest part

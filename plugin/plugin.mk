@@ -1,0 +1,1 @@
+# plugin/: rules added by the plugin part

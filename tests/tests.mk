@@ -1,0 +1,6 @@
+# tests/: C unit tests (each tests/unit/test-*.c is one TAP program).
+UNIT_SRCS = $(wildcard tests/unit/test-*.c)
+TEST_PROGRAMS += $(UNIT_SRCS:.c=)
+
+tests/unit/test-%: tests/unit/test-%.c tests/unit/tap.h common/libwtcommon.a
+	$(CC) $(ALL_CFLAGS) -I tests/unit $< common/libwtcommon.a -o $@
