@@ -16,6 +16,7 @@ ALL_CFLAGS = $(BASE_CFLAGS) $(CFLAGS)
 
 PROGRAMS :=
 TEST_PROGRAMS :=
+TEST_HELPERS :=
 CLEAN_FILES :=
 
 .PHONY: all check run bench install clean distclean deps help
@@ -37,7 +38,7 @@ deps:
 # and real boots.  TESTS=... runs a subset.
 TESTS ?= $(TEST_PROGRAMS) $(sort $(wildcard tests/test-*.sh))
 check: deps
-	$(MAKE) all $(TEST_PROGRAMS)
+	$(MAKE) all $(TEST_PROGRAMS) $(TEST_HELPERS)
 	prove -f $(PROVE_FLAGS) $(TESTS)
 
 run: deps
@@ -55,7 +56,7 @@ install: all
 	install -m 755 guest/wtrack-guest guest/init $(DESTDIR)$(PREFIX)/lib/wtrack/
 
 clean:
-	rm -f $(PROGRAMS) $(TEST_PROGRAMS) $(CLEAN_FILES)
+	rm -f $(PROGRAMS) $(TEST_PROGRAMS) $(TEST_HELPERS) $(CLEAN_FILES)
 	find . -name '*.o' -delete
 
 distclean: clean

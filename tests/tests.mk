@@ -4,3 +4,8 @@ TEST_PROGRAMS += $(UNIT_SRCS:.c=)
 
 tests/unit/test-%: tests/unit/test-%.c tests/unit/tap.h common/libwtcommon.a
 	$(CC) $(ALL_CFLAGS) -I tests/unit $< common/libwtcommon.a -o $@
+
+# Helpers the shell tests run (not tests themselves).
+TEST_HELPERS += tests/tools/runfacts
+tests/tools/%: tests/tools/%.c common/libwtcommon.a
+	$(CC) $(ALL_CFLAGS) $< common/libwtcommon.a -o $@

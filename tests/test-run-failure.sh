@@ -1,0 +1,14 @@
+#!/bin/bash
+# A guest that fails (a mount option the filesystem rejects) makes
+# wtrack-run exit non-zero within seconds, with the guest's error text.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-run.sh"
+plan 4
+
+wtrack_run badmount --mount-opts no_such_option_wtrack --workload pwrite --files 1 --size 1M --ops 10 --timeout 300
+check "wtrack-run exits 3 (the run failed)" [ "$run_status" = 3 ]
+check "it fails fast, not by timeout (${run_secs}s < 120s)" [ "$run_secs" -lt 120 ]
+check "the error names the failed mount" grep -qi 'mount' "$T/badmount.err"
+check "the guest's RESULT reached the channel with a non-zero status" \
+  grep -Eq 'status=[1-9]' <("$WTRACK" dump --channel "$T/badmount/channel.bin" 2>/dev/null | tr ' ' '\n')
+done_testing
