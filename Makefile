@@ -41,9 +41,14 @@ check: deps
 	$(MAKE) all $(TEST_PROGRAMS) $(TEST_HELPERS)
 	prove -f $(PROVE_FLAGS) $(TESTS)
 
+# The default scenario: Linus's 2006 reproducer on ext4 with his VM
+# settings, sized to finish in about a minute under TCG.
+RUN_DIR ?= run
+RUN_ARGS ?= --fs ext4 --sysctl vm.dirty_ratio=5 --sysctl vm.dirty_background_ratio=3 \
+	--workload linus2006 --size 32M
 run: deps
 	$(MAKE) all
-	scripts/wtrack-run --out $(or $(RUN_DIR),run) $(RUN_ARGS)
+	scripts/wtrack-run --out $(RUN_DIR) $(RUN_ARGS)
 
 bench: deps
 	$(MAKE) all
