@@ -52,12 +52,29 @@ wtch_encode (unsigned char *buf, uint16_t type, uint16_t flags,
   return size;
 }
 
+/* A block without the magic ends the stream, unless its header checksum
+ * says it is a message whose magic was damaged: then ending there would drop
+ * every message after it without a word. */
+static bool
+wtch_magic_damaged (const unsigned char *buf)
+{
+  unsigned char fixed[32];
+  memcpy (fixed, buf, sizeof fixed);
+  memcpy (fixed, WTCH_MAGIC, 4);
+  return wt_crc32c (fixed, sizeof fixed) == wt_get32 (buf + 32);
+}
+
 int
 wtch_decode_header (const unsigned char *buf, struct wtch_message *m,
                     char *err, size_t errlen)
 {
-  if (memcmp (buf, WTCH_MAGIC, 4) != 0)
-    return 1;
+  if (memcmp (buf, WTCH_MAGIC, 4) != 0) {
+    if (!wtch_magic_damaged (buf))
+      return 1;
+    snprintf (err, errlen, "damaged magic %02x %02x %02x %02x (the header checksum is a message's)",
+              buf[0], buf[1], buf[2], buf[3]);
+    return -1;
+  }
   uint32_t want = wt_get32 (buf + 32), got = wt_crc32c (buf, 32);
   if (want != got) {
     snprintf (err, errlen, "header checksum mismatch (stored 0x%08x, computed 0x%08x)",
@@ -174,9 +191,13 @@ wtch_reader_next (struct wtch_reader *r, struct wtch_message *m, char *err,
               m->length);
     d = -1;
   }
-  if (d == 0 && (rr = wtch_read_at (r, size, err, errlen)) != 0) {
+  if (d == 0 && (rr = wtch_read_at (r, size, err, errlen)) == -1) {
     r->done = true;
     return -1;
+  }
+  if (d == 0 && rr == 1) {
+    snprintf (why, sizeof why, "the channel ends inside its payload (it shrank while read)");
+    d = -1;
   }
   if (d == 0) {
     uint32_t crc = wt_crc32c (r->buf + WTCH_HEADER_SIZE, m->length);

@@ -46,7 +46,9 @@ uint64_t wtch_encode (unsigned char *buf, uint16_t type, uint16_t flags,
                       const void *payload, uint32_t length);
 
 /* Decode the header at buf (WTCH_HEADER_SIZE bytes). Returns 0 when sound,
- * 1 when the block has no magic (the end of the stream), -1 with err set. */
+ * 1 when the block has no magic (the end of the stream), -1 with err set;
+ * a block whose magic alone is wrong (its header checksum holds with the
+ * magic put back) is -1, not the end. */
 int wtch_decode_header (const unsigned char *buf, struct wtch_message *m,
                         char *err, size_t errlen);
 

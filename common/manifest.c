@@ -28,7 +28,9 @@ wtmf_op_kind_name (uint32_t kind)
 uint64_t
 wtmf_sectors_of (uint64_t size)
 {
-  return (size + WT_SECTOR_SIZE - 1) / WT_SECTOR_SIZE;
+  /* Not (size + 511) / 512: a hostile size near 2^64 would wrap to a few
+   * sectors and pass every later check. */
+  return size / WT_SECTOR_SIZE + (size % WT_SECTOR_SIZE != 0);
 }
 
 /* Encoding. */
@@ -205,8 +207,21 @@ wtmf_parse_extents (struct wtmf_cursor *c, struct wtmf_file *f)
   return 0;
 }
 
+/* Sector op numbers index the op table, whose size the header gave. */
 static int
-wtmf_parse_file (struct wtmf_cursor *c, struct wtmf_file *f)
+wtmf_check_sector_ops (struct wtmf_cursor *c, const struct wtmf_file *f,
+                       size_t ops_at, uint32_t nops)
+{
+  for (uint64_t s = 0; s < f->nsectors; s++)
+    if (f->ops[s] > nops)
+      return wtmf_bad (c, ops_at + 4 * s, "file %" PRIu32 " sector %" PRIu64
+                       ": op %" PRIu32 " is past the %" PRIu32 "-op table",
+                       f->id, s, f->ops[s], nops);
+  return 0;
+}
+
+static int
+wtmf_parse_file (struct wtmf_cursor *c, struct wtmf_file *f, uint32_t nops)
 {
   size_t at = c->pos;
   const unsigned char *p = wtmf_take (c, WTMF_FILE_FIXED, "a file entry");
@@ -238,6 +253,7 @@ wtmf_parse_file (struct wtmf_cursor *c, struct wtmf_file *f)
     return wtmf_bad (c, at + 16, "file %" PRIu32 ": size %" PRIu64
                      " needs more sector entries than are left", f->id, f->size);
   const unsigned char *h = wtmf_take (c, 8 * f->nsectors, "sector hashes");
+  size_t ops_at = c->pos;
   const unsigned char *o = h ? wtmf_take (c, wt_align8 (4 * f->nsectors), "sector ops") : NULL;
   if (!o)
     return -1;
@@ -247,11 +263,55 @@ wtmf_parse_file (struct wtmf_cursor *c, struct wtmf_file *f)
     return wtmf_bad (c, at, "out of memory for %" PRIu64 " sectors", f->nsectors);
   memcpy (f->hashes, h, 8 * f->nsectors);
   memcpy (f->ops, o, 4 * f->nsectors);
-  return 0;
+  return wtmf_check_sector_ops (c, f, ops_at, nops);
+}
+
+/* A file's id and the byte its entry starts at. Sorted by id, they find an
+ * id given twice (which would make ops and look-ups resolve to whichever
+ * file comes first) and let each op find its file without a pass over all
+ * the files. */
+struct wtmf_id_at {
+  uint32_t id;
+  size_t at;
+};
+
+static int
+wtmf_cmp_id_at (const void *a, const void *b)
+{
+  const struct wtmf_id_at *x = a, *y = b;
+  if (x->id != y->id)
+    return x->id < y->id ? -1 : 1;
+  return (x->at > y->at) - (x->at < y->at);
 }
 
 static int
-wtmf_parse_ops (struct wtmf_cursor *c, struct wtmf_manifest *m)
+wtmf_check_unique_ids (struct wtmf_cursor *c, struct wtmf_id_at *ids, uint32_t n)
+{
+  qsort (ids, n, sizeof *ids, wtmf_cmp_id_at);
+  for (uint32_t i = 1; i < n; i++)
+    if (ids[i].id == ids[i - 1].id)
+      return wtmf_bad (c, ids[i].at, "file id %" PRIu32 " appears twice (first at byte %zu)",
+                       ids[i].id, ids[i - 1].at);
+  return 0;
+}
+
+static bool
+wtmf_has_id (const struct wtmf_id_at *sorted, uint32_t n, uint32_t id)
+{
+  uint32_t lo = 0, hi = n;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (sorted[mid].id < id)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < n && sorted[lo].id == id;
+}
+
+static int
+wtmf_parse_ops (struct wtmf_cursor *c, struct wtmf_manifest *m,
+                const struct wtmf_id_at *sorted_ids)
 {
   m->ops = calloc (m->nops ? m->nops : 1, sizeof *m->ops);
   if (!m->ops)
@@ -270,23 +330,9 @@ wtmf_parse_ops (struct wtmf_cursor *c, struct wtmf_manifest *m)
     if (op->kind < 1 || op->kind > WTMF_OP_KIND_MAX)
       return wtmf_bad (c, at + 12, "op %" PRIu32 ": unknown kind %" PRIu32,
                        i + 1, op->kind);
-    if (!wtmf_find_file (m, op->file_id))
+    if (!wtmf_has_id (sorted_ids, m->nfiles, op->file_id))
       return wtmf_bad (c, at + 8, "op %" PRIu32 ": no file with id %" PRIu32,
                        i + 1, op->file_id);
-  }
-  return 0;
-}
-
-static int
-wtmf_check_sector_ops (struct wtmf_cursor *c, const struct wtmf_manifest *m)
-{
-  for (uint32_t i = 0; i < m->nfiles; i++) {
-    const struct wtmf_file *f = &m->files[i];
-    for (uint64_t s = 0; s < f->nsectors; s++)
-      if (f->ops[s] > m->nops)
-        return wtmf_bad (c, c->pos, "file %" PRIu32 " sector %" PRIu64
-                         ": op %" PRIu32 " is past the %" PRIu32 "-op table",
-                         f->id, s, f->ops[s], m->nops);
   }
   return 0;
 }
@@ -296,6 +342,7 @@ wtmf_parse (const unsigned char *buf, size_t len, struct wtmf_manifest *m,
             size_t *used, char *err, size_t errlen)
 {
   struct wtmf_cursor c = { buf, len, 0, err, errlen };
+  struct wtmf_id_at *ids = NULL;
   memset (m, 0, sizeof *m);
   const unsigned char *p = wtmf_take (&c, WTMF_HEADER_SIZE, "the header");
   if (!p)
@@ -323,10 +370,19 @@ wtmf_parse (const unsigned char *buf, size_t len, struct wtmf_manifest *m,
   m->files = calloc (m->nfiles ? m->nfiles : 1, sizeof *m->files);
   if (!m->files)
     return wtmf_bad (&c, 20, "out of memory");
-  for (uint32_t i = 0; i < m->nfiles; i++)
-    if (wtmf_parse_file (&c, &m->files[i]) == -1)
+  ids = malloc ((m->nfiles ? m->nfiles : 1) * sizeof *ids);
+  if (!ids) {
+    wtmf_bad (&c, 20, "out of memory");
+    goto fail;
+  }
+  for (uint32_t i = 0; i < m->nfiles; i++) {
+    ids[i].at = c.pos;
+    if (wtmf_parse_file (&c, &m->files[i], m->nops) == -1)
       goto fail;
-  if (wtmf_parse_ops (&c, m) == -1 || wtmf_check_sector_ops (&c, m) == -1)
+    ids[i].id = m->files[i].id;
+  }
+  if (wtmf_check_unique_ids (&c, ids, m->nfiles) == -1
+      || wtmf_parse_ops (&c, m, ids) == -1)
     goto fail;
   size_t crc_at = c.pos;
   if (!(p = wtmf_take (&c, WTMF_TRAILER_SIZE, "the trailer")))
@@ -341,8 +397,10 @@ wtmf_parse (const unsigned char *buf, size_t len, struct wtmf_manifest *m,
     goto fail;
   }
   *used = c.pos;
+  free (ids);
   return 0;
  fail:
+  free (ids);
   wtmf_free (m);
   return -1;
 }
