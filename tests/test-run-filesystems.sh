@@ -3,7 +3,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-run.sh"
 require_tools mkfs.xfs
-plan 18
+plan 21
 
 wtrack_run xfs --fs xfs --workload linus2006 --size 4M --seed 3
 check "xfs: wtrack-run exits 0 (clean report)" [ "$run_status" = 0 ]
