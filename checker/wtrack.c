@@ -12,6 +12,9 @@ struct wt_command {
 
 /* One line per command; a command appears here once it is implemented. */
 static const struct wt_command wt_commands[] = {
+  { "check", wt_cmd_check, "say sector by sector what the files lack on the disk" },
+  { "dump", wt_cmd_dump, "print a write log or a channel record by record" },
+  { "verify", wt_cmd_verify, "compare every sector's last logged hash with the image" },
   { NULL, NULL, NULL },
 };
 

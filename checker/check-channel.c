@@ -1,0 +1,145 @@
+/* Reading the guest's channel for dump and check. */
+#include "check-channel.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#include "channel.h"
+#include "check-util.h"
+
+static void
+wtc_msg_clear (gpointer p)
+{
+  struct wtc_msg *m = p;
+  g_free (m->text);
+}
+
+static void
+wtc_channel_take (struct wtc_channel *ch, const struct wtch_message *wm)
+{
+  struct wtc_msg m = {
+    .type = wm->type, .number = wm->number, .guest_ns = wm->guest_ns,
+    .offset = wm->offset, .length = wm->length,
+  };
+  if (wm->type == WTCH_MANIFEST)
+    g_byte_array_append (ch->manifest, wm->payload, wm->length);
+  else
+    m.text = g_strndup ((const char *) wm->payload, wm->length);
+  g_array_append_val (ch->msgs, m);
+}
+
+struct wtc_channel *
+wtc_channel_read (const char *path, GError **error)
+{
+  char err[512];
+  struct wtch_reader *r = wtch_reader_open (path, err, sizeof err);
+  if (!r) {
+    g_set_error (error, WTC_ERROR, 0, "%s", err);
+    return NULL;
+  }
+  struct wtc_channel *ch = g_new0 (struct wtc_channel, 1);
+  ch->msgs = g_array_new (FALSE, TRUE, sizeof (struct wtc_msg));
+  g_array_set_clear_func (ch->msgs, wtc_msg_clear);
+  ch->manifest = g_byte_array_new ();
+  struct wtch_message wm;
+  int rc;
+  while ((rc = wtch_reader_next (r, &wm, err, sizeof err)) == 0)
+    wtc_channel_take (ch, &wm);
+  if (rc == -1)
+    ch->error = g_strdup (err);
+  wtch_reader_close (r);
+  return ch;
+}
+
+void
+wtc_channel_free (struct wtc_channel *ch)
+{
+  if (!ch)
+    return;
+  g_array_unref (ch->msgs);
+  g_byte_array_unref (ch->manifest);
+  g_free (ch->error);
+  g_free (ch);
+}
+
+void
+wtc_chanrec_note (GArray *chanrecs, const struct wtlog_record *rec)
+{
+  if (rec->type != WTLOG_CHANNEL || (rec->flags & WTLOG_F_FAILED))
+    return;
+  struct wtc_chanrec c = {
+    .seq = rec->seq, .t_start = rec->t_start, .t_end = rec->t_end,
+    .offset = rec->offset, .length = rec->length,
+  };
+  g_array_append_val (chanrecs, c);
+}
+
+void
+wtc_channel_place (struct wtc_channel *ch, const GArray *chanrecs)
+{
+  for (guint i = 0; i < ch->msgs->len; i++) {
+    struct wtc_msg *m = &g_array_index (ch->msgs, struct wtc_msg, i);
+    /* The last write wins: a block rewritten later holds the later bytes. */
+    for (guint j = chanrecs->len; j-- > 0;) {
+      const struct wtc_chanrec *c = &g_array_index (chanrecs, struct wtc_chanrec, j);
+      if (m->offset >= c->offset && m->offset - c->offset < c->length) {
+        m->placed = true;
+        m->log_seq = c->seq;
+        m->log_t_start = c->t_start;
+        m->log_t_end = c->t_end;
+        break;
+      }
+    }
+  }
+}
+
+static void
+wtc_manifest_destroy (gpointer p)
+{
+  wtmf_free (p);
+  g_free (p);
+}
+
+bool
+wtc_manifests_parse (const struct wtc_channel *ch, GPtrArray **out,
+                     GError **error)
+{
+  char err[512];
+  size_t at = 0;
+  *out = g_ptr_array_new_with_free_func (wtc_manifest_destroy);
+  while (at < ch->manifest->len) {
+    struct wtmf_manifest *m = g_new0 (struct wtmf_manifest, 1);
+    size_t used = 0;
+    if (wtmf_parse (ch->manifest->data + at, ch->manifest->len - at, m, &used,
+                    err, sizeof err) == -1) {
+      g_free (m);
+      g_set_error (error, WTC_ERROR, 0, "bad manifest %u at byte %zu of the manifest stream: %s",
+                   (*out)->len + 1, at, err);
+      return false;
+    }
+    g_ptr_array_add (*out, m);
+    at += used;
+  }
+  return true;
+}
+
+const struct wtmf_manifest *
+wtc_manifest_final (const GPtrArray *manifests)
+{
+  for (guint i = manifests->len; i-- > 0;) {
+    const struct wtmf_manifest *m = g_ptr_array_index (manifests, i);
+    if (m->checkpoint == 0)
+      return m;
+  }
+  return NULL;
+}
+
+char *
+wtc_msg_kv (const struct wtc_msg *m, const char *key)
+{
+  char value[4096];
+  if (!m->text || !wtch_kv_get ((const unsigned char *) m->text, m->length, key,
+                                value, sizeof value))
+    return NULL;
+  return g_strdup (value);
+}

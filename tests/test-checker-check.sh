@@ -1,0 +1,81 @@
+#!/bin/bash
+# wtrack check (and verify) on run directories with known damage, made by
+# tests/unit/test-check-classes: every class, the precedence cases, a
+# partial last sector, an unwritten extent, holes; clean, torn, no manifest.
+. "$(dirname "$0")/lib.sh"
+require_tools /usr/bin/python3 truncate
+GEN=$TOP/tests/unit/test-check-classes
+require_built "$WTRACK" "$GEN"
+plan 19
+
+for s in clean damaged nomanifest; do "$GEN" --make "$T/$s" $s; done
+
+# The bad sectors of a JSON report, one "PATH FILE_SECTOR DISK_SECTOR CLASS"
+# line each, sorted, in the generator's truth.txt format.
+bad_sectors () {
+  /usr/bin/python3 - "$1" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+out = []
+for f in d["files"]:
+    n = 0
+    for r in f["runs"]:
+        for i in range(r["sectors"]):
+            ds = "-" if r["disk_sector"] is None else str(r["disk_sector"] + i)
+            out.append("%s %d %s %s" % (f["path"], r["file_offset"] // 512 + i, ds, r["class"]))
+            n += 1
+    assert n == f["bad_sectors"], (f["path"], n, f["bad_sectors"])
+print("\n".join(sorted(out)))
+PY
+}
+json_get () { /usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
+
+"$WTRACK" check "$T/clean" --json "$T/clean.json" >"$T/clean.txt"; rc=$?
+check "clean: exit 0" [ "$rc" = 0 ]
+check "clean: JSON verdict clean, 0 bad sectors" \
+  test "$(json_get "$T/clean.json" 'd["verdict"], d["bad_sectors"]')" = "clean 0"
+check "clean: both files clean, every sector checked (64 and 2)" \
+  test -n "$(grep '^/data/f1: clean (64 sectors checked)' "$T/clean.txt")" -a -n "$(grep '^/data/f2: clean (2 sectors checked)' "$T/clean.txt")"
+
+"$WTRACK" check "$T/damaged" --json "$T/damaged.json" >"$T/damaged.txt"; rc=$?
+check "damaged: exit 1" [ "$rc" = 1 ]
+bad_sectors "$T/damaged.json" >"$T/got.txt"
+sort "$T/damaged/truth.txt" >"$T/want.txt"
+if diff "$T/want.txt" "$T/got.txt" >"$T/diff.txt"; then ok "damaged: exactly the generated bad sectors, each with its class"
+else not_ok "damaged: bad sectors differ from the truth"; sed 's/^/# /' "$T/diff.txt" >&2; fi
+check "damaged: by_class totals" \
+  test "$(json_get "$T/damaged.json" 'd["by_class"]["lost"], d["by_class"]["overwritten"], d["by_class"]["lied"], d["by_class"]["misplaced"], d["by_class"]["unmapped"], d["bad_sectors"]')" = "13 8 4 4 4 33"
+check "damaged: misplaced run names disk sector 5000" \
+  test "$(json_get "$T/damaged.json" '[r["misplaced_to"]["disk_sector"] for r in d["files"][0]["runs"] if r["class"]=="misplaced"]')" = "[5000]"
+check "damaged: the overwritten run that was also misplaced says overwritten by seq 12" \
+  test "$(json_get "$T/damaged.json" '[r["replaced_by_seq"] for r in d["files"][0]["runs"] if r["class"]=="overwritten"]')" = "[7, 12]"
+check "damaged: lost sectors 12-15 hold the old write (seq 5), 8-11 pre-run" \
+  test "$(json_get "$T/damaged.json" '[s.get("holds_seq") for s in d["files"][0]["runs"][0]["sector_detail"]]')" = "[None, None, None, None, 5, 5, 5, 5]"
+check "damaged: the op's time is mapped onto the log clock through the MARKs" \
+  test "$(json_get "$T/damaged.json" '[(r["op_time_ns"], r["op_time_approx"]) for r in d["files"][0]["runs"] if r["class"]=="lied"]')" = "[(1007000000, False)]"
+check "damaged: verdict line for the partial-sector file" \
+  grep -q '^/data/f2: 1 sector lost in 1 page; page cache was correct' "$T/damaged.txt"
+check "damaged: page view" grep -q '^  page 2 of /data/f1: sectors 4-7 of 8 lied; sectors 0-3 of 8 overwritten$' "$T/damaged.txt"
+
+"$WTRACK" check --quiet --max-runs 1 "$T/damaged" >"$T/quiet.txt"
+check "--quiet: verdict lines only" test "$(wc -l <"$T/quiet.txt")" = 3
+
+"$WTRACK" check "$T/nomanifest" >"$T/nomf.txt" 2>&1; rc=$?
+check "no manifest: exit 2 saying so" test "$rc" = 2 -a -n "$(grep 'no final manifest' "$T/nomf.txt")"
+
+"$WTRACK" check --no-manifest "$T/damaged" --json "$T/nomf.json" >"$T/nomf2.txt"; rc=$?
+check "--no-manifest: exit 1, the 4 lied sectors at disk 2068" \
+  test "$rc" = 1 -a "$(json_get "$T/nomf.json" 'd["bad_sectors"], d["disk_runs"][0]["disk_sector"]')" = "4 2068"
+
+"$WTRACK" verify "$T/damaged/writes.wtlog" "$T/damaged/disk.img" >"$T/verify.txt"; rc=$?
+check "verify: exit 1 with 4 differing sectors" \
+  test "$rc" = 1 -a "$(grep -c '^  sector ' "$T/verify.txt")" = 4
+check "verify: clean run exits 0" eval '"$WTRACK" verify "$T/clean/writes.wtlog" "$T/clean/disk.img" >/dev/null'
+
+# A torn log with otherwise clean files: 2, and said prominently.
+truncate -s -10 "$T/clean/writes.wtlog"
+"$WTRACK" check "$T/clean" --json "$T/torn.json" >"$T/torn.txt"; rc=$?
+check "torn log: exit 2 with LOG TORN" test "$rc" = 2 -a -n "$(grep '^!! LOG TORN' "$T/torn.txt")"
+check "torn log: the files are still checked clean" \
+  test "$(json_get "$T/torn.json" 'd["verdict"], d["log"]["end"], d["inputs_complete"]')" = "clean torn False"
+done_testing
