@@ -11,3 +11,8 @@ checker/%.o: checker/%.c $(CHECKER_HDRS) $(COMMON_HDRS) config.mk
 
 checker/wtrack: $(CHECKER_OBJS) common/libwtcommon.a
 	$(CC) $(ALL_CFLAGS) $(CHECKER_OBJS) common/libwtcommon.a $(GLIB_LIBS) -lm -o $@
+
+# replay: the synthetic log generator of the replay tests and scripts/bench-replay.
+TEST_HELPERS += tests/unit/gen-wtlog
+tests/unit/gen-wtlog: tests/unit/gen-wtlog.c common/libwtcommon.a
+	$(CC) $(ALL_CFLAGS) $< common/libwtcommon.a -o $@

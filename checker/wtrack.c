@@ -15,6 +15,9 @@ static const struct wt_command wt_commands[] = {
   { "check", wt_cmd_check, "say sector by sector what the files lack on the disk" },
   { "dump", wt_cmd_dump, "print a write log or a channel record by record" },
   { "verify", wt_cmd_verify, "compare every sector's last logged hash with the image" },
+  { "replay", wt_cmd_replay, "write the disk as the log says it was, at the end or at a point" },
+  { "export", wt_cmd_export, "write a log in dm-log-writes format" },
+  { "import", wt_cmd_import, "read a dm-log-writes log (Linux, QEMU blklogwrites) into a wtrack log" },
   { NULL, NULL, NULL },
 };
 

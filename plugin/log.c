@@ -1,0 +1,268 @@
+/* writes.wtlog from many threads.  The mutex is held only to hand out seq and
+ * position (the idea of QEMU's blklogwrites: lock to reserve, write outside
+ * the lock) and to move the watermark; the record itself is written with
+ * pwritev outside it.  Slots are queued in position order; the watermark
+ * advances over the queue's head while its record is written, and wakes only
+ * the threads whose slots it passed (a broadcast would wake every waiter for
+ * every record and make them fight for the mutex). */
+#include "log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NBDKIT_API_VERSION 2
+#include <nbdkit-plugin.h>
+
+static struct {
+  int fd;
+  char *path;
+  uint64_t start_monotonic_ns;
+  pthread_mutex_t lock;
+  uint64_t seq;                 /* last seq handed out */
+  uint64_t pos;                 /* next free byte */
+  uint64_t written;             /* every byte before this is written */
+  struct wtp_slot *head, *tail; /* reserved, not yet under the watermark */
+  bool broken;
+  uint64_t broken_at;           /* first byte that can never be written */
+} wtp_log = {
+  .fd = -1,
+  .lock = PTHREAD_MUTEX_INITIALIZER,
+};
+
+uint64_t
+wtp_log_now (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  uint64_t now = (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+  return now - wtp_log.start_monotonic_ns;
+}
+
+static int
+wtp_pwritev_all (int fd, struct iovec *iov, int n, uint64_t pos)
+{
+  while (n > 0) {
+    ssize_t r = pwritev (fd, iov, n, (off_t) pos);
+    if (r < 0) {
+      if (errno == EINTR)
+        continue;
+      return -1;
+    }
+    if (r == 0) {
+      errno = ENOSPC;
+      return -1;
+    }
+    pos += (uint64_t) r;
+    while (n > 0 && (size_t) r >= iov->iov_len) {
+      r -= (ssize_t) iov->iov_len;
+      iov++;
+      n--;
+    }
+    if (n > 0) {
+      iov->iov_base = (char *) iov->iov_base + r;
+      iov->iov_len -= (size_t) r;
+    }
+  }
+  return 0;
+}
+
+int
+wtp_log_create (const char *path, const struct wtlog_header *h)
+{
+  unsigned char buf[WTLOG_HEADER_SIZE];
+  struct iovec iov = { buf, sizeof buf };
+
+  wtp_log.path = strdup (path);
+  if (!wtp_log.path) {
+    nbdkit_error ("strdup: %m");
+    return -1;
+  }
+  wtp_log.fd = open (path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (wtp_log.fd == -1) {
+    nbdkit_error ("open: log: %s: %m", path);
+    return -1;
+  }
+  wtlog_header_encode (h, buf);
+  if (wtp_pwritev_all (wtp_log.fd, &iov, 1, 0) == -1) {
+    nbdkit_error ("write: log header: %s: %m", path);
+    return -1;
+  }
+  wtp_log.start_monotonic_ns = h->start_monotonic_ns;
+  wtp_log.pos = wtp_log.written = WTLOG_HEADER_SIZE;
+  return 0;
+}
+
+bool
+wtp_log_is_broken (void)
+{
+  return __atomic_load_n (&wtp_log.broken, __ATOMIC_ACQUIRE);
+}
+
+/* Called with the mutex held: every waiter rechecks whether its slot can
+ * still be reached. */
+static void
+wtp_log_break (uint64_t at)
+{
+  if (!wtp_log.broken || at < wtp_log.broken_at)
+    wtp_log.broken_at = at;
+  __atomic_store_n (&wtp_log.broken, true, __ATOMIC_RELEASE);
+  for (struct wtp_slot *s = wtp_log.head; s; s = s->next)
+    if (s->waiting)
+      pthread_cond_signal (&s->cond);
+}
+
+int
+wtp_log_reserve (struct wtp_slot *slot, struct wtlog_record *rec)
+{
+  uint64_t size = wtlog_record_size (rec->type, rec->flags, rec->offset,
+                                     rec->length);
+  pthread_mutex_lock (&wtp_log.lock);
+  if (wtp_log.broken) {
+    pthread_mutex_unlock (&wtp_log.lock);
+    errno = EIO;
+    return -1;
+  }
+  rec->seq = ++wtp_log.seq;
+  slot->start = wtp_log.pos;
+  slot->end = wtp_log.pos += size;
+  slot->done = false;
+  slot->waiting = false;
+  slot->next = NULL;
+  if (wtp_log.tail)
+    wtp_log.tail->next = slot;
+  else
+    wtp_log.head = slot;
+  wtp_log.tail = slot;
+  pthread_mutex_unlock (&wtp_log.lock);
+  return 0;
+}
+
+/* Called with the mutex held.  A gap (a slot removed after a failed write)
+ * stops the watermark for good. */
+static void
+wtp_log_advance (void)
+{
+  while (wtp_log.head && wtp_log.head->done
+         && wtp_log.head->start == wtp_log.written) {
+    struct wtp_slot *s = wtp_log.head;
+    wtp_log.written = s->end;
+    wtp_log.head = s->next;
+    if (s->waiting)
+      pthread_cond_signal (&s->cond);
+  }
+  if (!wtp_log.head)
+    wtp_log.tail = NULL;
+}
+
+/* Called with the mutex held. */
+static void
+wtp_log_unqueue (struct wtp_slot *slot)
+{
+  struct wtp_slot *prev = NULL;
+  for (struct wtp_slot *s = wtp_log.head; s; prev = s, s = s->next)
+    if (s == slot) {
+      if (prev)
+        prev->next = s->next;
+      else
+        wtp_log.head = s->next;
+      if (wtp_log.tail == s)
+        wtp_log.tail = prev;
+      return;
+    }
+}
+
+/* Called with the mutex held: waits until the slot is under the watermark
+ * (0) or can never be, because an earlier record failed (-1, EIO). */
+static int
+wtp_log_wait (struct wtp_slot *slot)
+{
+  int r = 0;
+  if (wtp_log.written >= slot->end)
+    return 0;
+  pthread_cond_init (&slot->cond, NULL);
+  slot->waiting = true;
+  while (wtp_log.written < slot->end) {
+    if (wtp_log.broken && wtp_log.broken_at < slot->end) {
+      wtp_log_unqueue (slot);
+      errno = EIO;
+      r = -1;
+      break;
+    }
+    pthread_cond_wait (&slot->cond, &wtp_log.lock);
+  }
+  slot->waiting = false;
+  pthread_cond_destroy (&slot->cond);
+  return r;
+}
+
+int
+wtp_log_commit (struct wtp_slot *slot, struct wtlog_record *rec,
+                const uint64_t *hashes, const void *data)
+{
+  unsigned char fixed[WTLOG_FIXED_SIZE];
+  struct iovec iov[4];
+  int n = wtlog_encode (rec, hashes, data, fixed, iov);
+  int r = wtp_pwritev_all (wtp_log.fd, iov, n, slot->start);
+  int err = errno;
+
+  pthread_mutex_lock (&wtp_log.lock);
+  if (r == -1) {
+    nbdkit_error ("write: log: %s: seq %" PRIu64 " at byte %" PRIu64 ": %s",
+                  wtp_log.path, rec->seq, slot->start, strerror (err));
+    wtp_log_unqueue (slot);
+    wtp_log_break (slot->start);
+    pthread_mutex_unlock (&wtp_log.lock);
+    errno = err;
+    return -1;
+  }
+  slot->done = true;
+  wtp_log_advance ();
+  r = wtp_log_wait (slot);
+  pthread_mutex_unlock (&wtp_log.lock);
+  return r;
+}
+
+int
+wtp_log_append (struct wtlog_record *rec, const uint64_t *hashes,
+                const void *data)
+{
+  struct wtp_slot slot;
+  if (wtp_log_reserve (&slot, rec) == -1)
+    return -1;
+  return wtp_log_commit (&slot, rec, hashes, data);
+}
+
+int
+wtp_log_sync (void)
+{
+  if (fdatasync (wtp_log.fd) == 0)
+    return 0;
+  int err = errno;
+  nbdkit_error ("fdatasync: log: %s: %m", wtp_log.path);
+  pthread_mutex_lock (&wtp_log.lock);
+  /* What is written may not be durable: nothing more can be acknowledged. */
+  wtp_log_break (wtp_log.pos);
+  pthread_mutex_unlock (&wtp_log.lock);
+  errno = err;
+  return -1;
+}
+
+void
+wtp_log_close (void)
+{
+  if (wtp_log.fd >= 0) {
+    if (fdatasync (wtp_log.fd) == -1)
+      nbdkit_error ("fdatasync: log: %s: %m", wtp_log.path);
+    if (close (wtp_log.fd) == -1)
+      nbdkit_error ("close: log: %s: %m", wtp_log.path);
+    wtp_log.fd = -1;
+  }
+  free (wtp_log.path);
+  wtp_log.path = NULL;
+}

@@ -1,0 +1,43 @@
+/* The plugin's side of writes.wtlog: positions reserved under a mutex,
+ * records written in parallel with pwritev, and a "written up to" watermark
+ * so a request is acknowledged only once its record and every record before
+ * it are in the file. */
+#ifndef WTP_LOG_H
+#define WTP_LOG_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "wtlog.h"
+
+/* A reserved stretch of the log; lives on the stack of its request until
+ * wtp_log_commit() returns. */
+struct wtp_slot {
+  uint64_t start, end;
+  bool done;
+  bool waiting;                 /* its thread sleeps on cond */
+  pthread_cond_t cond;
+  struct wtp_slot *next;
+};
+
+/* Creates (truncates) the log and writes its header.  0, or -1 after
+ * nbdkit_error. */
+int wtp_log_create (const char *path, const struct wtlog_header *h);
+/* ns since the header's monotonic start. */
+uint64_t wtp_log_now (void);
+bool wtp_log_is_broken (void);
+/* Assigns rec->seq and a position; -1 with errno EIO when the log is broken. */
+int wtp_log_reserve (struct wtp_slot *slot, struct wtlog_record *rec);
+/* Writes the record at its slot and waits until everything before it is
+ * written.  0, or -1 with errno set (the log is then broken). */
+int wtp_log_commit (struct wtp_slot *slot, struct wtlog_record *rec,
+                    const uint64_t *hashes, const void *data);
+/* Reserve and commit in one step, for records without a range to order. */
+int wtp_log_append (struct wtlog_record *rec, const uint64_t *hashes,
+                    const void *data);
+/* fdatasync the log; a failure breaks it.  0 or -1 with errno set. */
+int wtp_log_sync (void);
+void wtp_log_close (void);
+
+#endif
