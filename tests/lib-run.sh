@@ -26,7 +26,8 @@ wtrack_run () {
 }
 
 check_run_facts () {
-  local name=$1 facts=$T/$name.facts
+  local name=$1
+  local facts=$T/$name.facts
   "$TOP/tests/tools/runfacts" "$T/$name" >"$facts" 2>&1 || true
   sed 's/^/#   /' "$facts" >&2
   check "$name: the guest's RESULT says status 0 and the read-back matched" \

@@ -17,6 +17,6 @@ check_run_facts ext2
 
 wtrack_run ide --disk-if ide --workload linus2006 --size 4M --seed 6
 check "ide: wtrack-run exits 0" [ "$run_status" = 0 ]
-check "ide: the guest saw ATA disks" grep -aqi -e 'ata[0-9]' -e 'ata_piix' "$T/ide/console.log"
+check "ide: the guest's disks were ATA (sdX), not virtio" grep -aq 'disk /dev/sd[a-z], channel /dev/sd[a-z]' "$T/ide/console.log"
 check_run_facts ide
 done_testing
