@@ -326,7 +326,7 @@ wtp_faults_record (struct wtp_fault *f, uint64_t seq, uint64_t offset,
     if (seq)
       fprintf (fp, "seq=%" PRIu64, seq);
     else
-      fputs ("seq=-", fp);
+      fprintf (fp, "seq=- after_seq=%" PRIu64, f->after_seq);
     fprintf (fp, " req=%" PRIu64 " kind=%s offset=%" PRIu64 " length=%" PRIu64
              " sectors=%" PRIu64 "-%" PRIu64 " sectors_not_stored=",
              f->req, wtp_fault_names[f->kind], offset, count, f->first_sector,

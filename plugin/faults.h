@@ -20,6 +20,7 @@ struct wtp_fault {
   uint64_t first_sector;
   uint64_t nsectors;
   bool *stored;                 /* TEAR: which sectors are stored (malloc) */
+  uint64_t after_seq;           /* VANISH: the last seq logged before it */
 };
 
 /* Parses one fault= value; 0, or -1 after nbdkit_error naming it. */

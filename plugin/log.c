@@ -117,6 +117,15 @@ wtp_log_break (uint64_t at)
       pthread_cond_signal (&s->cond);
 }
 
+uint64_t
+wtp_log_last_seq (void)
+{
+  pthread_mutex_lock (&wtp_log.lock);
+  uint64_t seq = wtp_log.seq;
+  pthread_mutex_unlock (&wtp_log.lock);
+  return seq;
+}
+
 int
 wtp_log_reserve (struct wtp_slot *slot, struct wtlog_record *rec)
 {

@@ -26,6 +26,9 @@ struct wtp_slot {
 int wtp_log_create (const char *path, const struct wtlog_header *h);
 /* ns since the header's monotonic start. */
 uint64_t wtp_log_now (void);
+/* The seq last handed out: a write that vanishes under the range lock comes
+ * after it and before any later write to the same sectors. */
+uint64_t wtp_log_last_seq (void);
 bool wtp_log_is_broken (void);
 /* Assigns rec->seq and a position; -1 with errno EIO when the log is broken. */
 int wtp_log_reserve (struct wtp_slot *slot, struct wtlog_record *rec);

@@ -591,6 +591,7 @@ wtp_write_recorded (struct wtp_handle *h, const char *buf, uint64_t count,
     rec.err = err;
   }
   if (f->kind == WTP_FAULT_VANISH) {
+    f->after_seq = wtp_log_last_seq ();
     wtp_range_release (&exp->ranges, &range);
     wtp_faults_record (f, 0, offset, count);
     if (hashes != stack_hashes)

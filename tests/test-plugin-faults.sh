@@ -55,9 +55,9 @@ three="65536:4096:0x11 131072:4096:0x22 196608:4096:0x33"
 # vanish: acknowledged, neither stored nor logged.
 run_faults vanish "$three" fault=vanish:nth=2
 check "vanish: every write acknowledged" test "$(sort -u "$T/vanish.result")" = ok
-check "vanish: the ground truth names it, without a seq" \
+check "vanish: the ground truth names it, without a seq but after the seq before it" \
   test "$(cat "$T/vanish.faults")" = \
-       "seq=- req=2 kind=vanish offset=131072 length=4096 sectors=256-263 sectors_not_stored=256-263"
+       "seq=- after_seq=2 req=2 kind=vanish offset=131072 length=4096 sectors=256-263 sectors_not_stored=256-263"
 check "vanish: the log lacks it, has the others" \
   test "$(logged_at vanish 131072)$(logged_at vanish 65536)$(logged_at vanish 196608)" = 011
 check "vanish: the image lacks it" same_bytes "$T/vanish.img" "$T/base.img" 131072 4096
