@@ -18,6 +18,7 @@ static const struct wt_command wt_commands[] = {
   { "replay", wt_cmd_replay, "write the disk as the log says it was, at the end or at a point" },
   { "export", wt_cmd_export, "write a log in dm-log-writes format" },
   { "import", wt_cmd_import, "read a dm-log-writes log (Linux, QEMU blklogwrites) into a wtrack log" },
+  { "crash", wt_cmd_crash, "check every disk a crash could have left (prefix and reordered states)" },
   { NULL, NULL, NULL },
 };
 

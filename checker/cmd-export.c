@@ -1,0 +1,299 @@
+/* wtrack export: a write log in another tool's format. dm-log-writes (the
+ * format of Linux's dm-log-writes target, QEMU's blklogwrites and xfstests'
+ * replay-log) is the one there is. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <glib.h>
+
+#include "channel.h"
+#include "check-channel.h"
+#include "check-util.h"
+#include "commands.h"
+#include "dmlog-format.h"
+#include "replay-run.h"
+#include "replay-target.h"
+#include "sector-hash.h"
+#include "wtlog.h"
+
+struct wtc_export_opts {
+  char *format;
+  char *channel;
+  char *base;
+  gboolean verbose;
+  char **args;
+};
+
+struct wtc_export {
+  const char *log;
+  struct wtc_dmlog_writer *w;
+  GHashTable *marks;            /* CHANNEL seq -> GPtrArray of labels */
+  struct wtc_target *scratch;   /* with --base: the disk so far */
+  unsigned char *edges;         /* sectors read back for unaligned records */
+  size_t edges_cap;
+  uint64_t dropped_failed, marks_written, rewritten;
+};
+
+static void
+wtc_export_opts_free (struct wtc_export_opts *o)
+{
+  g_free (o->format);
+  g_free (o->channel);
+  g_free (o->base);
+  g_strfreev (o->args);
+}
+
+static bool
+wtc_export_parse (int argc, char **argv, struct wtc_export_opts *o)
+{
+  GOptionEntry entries[] = {
+    { "format", 'f', 0, G_OPTION_ARG_STRING, &o->format, "the format to write: dm-log-writes", "FORMAT" },
+    { "channel", 'c', 0, G_OPTION_ARG_FILENAME, &o->channel, "the run's channel.bin: its MARKs become MARK entries", "FILE" },
+    { "base", 'b', 0, G_OPTION_ARG_FILENAME, &o->base, "the disk before the run: needed when a request is not sector-aligned (its sectors are written whole)", "FILE" },
+    { "verbose", 'v', 0, G_OPTION_ARG_NONE, &o->verbose, "say what was written and dropped", NULL },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o->args, NULL, "LOG OUT" },
+    { NULL, 0, 0, 0, NULL, NULL, NULL },
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("--format dm-log-writes LOG OUT");
+  g_autoptr (GError) error = NULL;
+  g_option_context_set_summary (ctx,
+    "Write a wtrack log (recorded with data=on) as a dm-log-writes log, which\n"
+    "xfstests' replay-log and QEMU's blklogwrites read. WRITE records become\n"
+    "write entries (FUA kept), ZERO records writes of zeroes, TRIM records\n"
+    "DISCARD entries, FLUSH records FLUSH entries, and with --channel the\n"
+    "guest's MARKs become MARK entries where their CHANNEL record lies.\n"
+    "FAILED requests, OPEN, CLOSE and other CHANNEL records are dropped.\n"
+    "Sector size 512. Exit status: 0 written, 2 an error.");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  if (!g_option_context_parse (ctx, &argc, &argv, &error)) {
+    g_printerr ("wtrack export: %s\n", error->message);
+    return false;
+  }
+  if (!o->format || strcmp (o->format, "dm-log-writes") != 0) {
+    g_printerr ("wtrack export: --format dm-log-writes is required (the only "
+                "format there is)\n");
+    return false;
+  }
+  if (!o->args || !o->args[0] || !o->args[1] || o->args[2]) {
+    g_printerr ("wtrack export: expected LOG and OUT (see wtrack export --help)\n");
+    return false;
+  }
+  return true;
+}
+
+/* MARKs by the seq of the CHANNEL record that carried them. */
+static GHashTable *
+wtc_export_marks (const char *log, const char *channel, GError **error)
+{
+  GHashTable *marks = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free,
+                                             (GDestroyNotify) g_ptr_array_unref);
+  if (!channel)
+    return marks;
+  g_autoptr (wtc_channel) ch = wtc_channel_read_placed (log, channel, error);
+  if (!ch) {
+    g_hash_table_unref (marks);
+    return NULL;
+  }
+  for (guint i = 0; i < ch->msgs->len; i++) {
+    const struct wtc_msg *m = &g_array_index (ch->msgs, struct wtc_msg, i);
+    if (m->type != WTCH_MARK)
+      continue;
+    if (!m->placed) {
+      g_printerr ("wtrack export: warning: MARK message %" PRIu64 " has no "
+                  "CHANNEL record in %s: left out\n", m->number, log);
+      continue;
+    }
+    GPtrArray *labels = g_hash_table_lookup (marks, &m->log_seq);
+    if (!labels) {
+      labels = g_ptr_array_new_with_free_func (g_free);
+      g_hash_table_insert (marks, g_memdup2 (&m->log_seq, sizeof m->log_seq), labels);
+    }
+    g_ptr_array_add (labels, wtc_mark_label (m));
+  }
+  return marks;
+}
+
+static bool
+wtc_export_marks_at (struct wtc_export *x, uint64_t seq, GError **error)
+{
+  GPtrArray *labels = g_hash_table_lookup (x->marks, &seq);
+  for (guint i = 0; labels && i < labels->len; i++) {
+    if (!wtc_dmlog_write_mark (x->w, g_ptr_array_index (labels, i), error))
+      return false;
+    x->marks_written++;
+  }
+  return true;
+}
+
+static uint64_t
+wtc_export_entry_flags (const struct wtlog_record *rec)
+{
+  uint64_t flags = (rec->flags & WTLOG_F_FUA) ? WTC_DMLOG_FUA : 0;
+  if (rec->type == WTLOG_TRIM)
+    flags |= WTC_DMLOG_DISCARD;
+  return flags;
+}
+
+/* A request that is not sector-aligned: its sectors as they are after it,
+ * read back from the scratch disk, written whole. */
+static bool
+wtc_export_whole_sectors (struct wtc_export *x, const struct wtlog_record *rec,
+                          GError **error)
+{
+  if (!x->scratch) {
+    g_set_error (error, WTC_ERROR, 0, "seq %" PRIu64 ": %s %" PRIu64 "+%" PRIu64
+                 " is not sector-aligned: dm-log-writes holds whole sectors; "
+                 "give --base to fill them in", rec->seq, wtlog_type_name (rec->type),
+                 rec->offset, rec->length);
+    return false;
+  }
+  uint64_t first = rec->offset / WT_SECTOR_SIZE;
+  uint64_t n = wtlog_sectors_touched (rec->offset, rec->length);
+  if (n * WT_SECTOR_SIZE > x->edges_cap) {
+    g_free (x->edges);
+    x->edges_cap = n * WT_SECTOR_SIZE;
+    x->edges = g_malloc (x->edges_cap);
+  }
+  if (!wtc_target_read (x->scratch, first * WT_SECTOR_SIZE, x->edges,
+                        n * WT_SECTOR_SIZE, error))
+    return false;
+  x->rewritten++;
+  uint64_t flags = (rec->flags & WTLOG_F_FUA) ? WTC_DMLOG_FUA : 0;
+  return wtc_dmlog_write_entry (x->w, flags, first, n, x->edges, error);
+}
+
+static bool
+wtc_export_disk_record (struct wtc_export *x, const struct wtlog_record *rec,
+                        GError **error)
+{
+  if (rec->type == WTLOG_WRITE && !rec->data) {
+    g_set_error (error, WTC_ERROR, 0, "seq %" PRIu64 ": WRITE %" PRIu64 "+%" PRIu64
+                 " has no data in a log recorded with data", rec->seq, rec->offset,
+                 rec->length);
+    return false;
+  }
+  if (x->scratch && !wtc_target_apply (x->scratch, rec, error))
+    return false;
+  if (rec->length == 0)
+    return true;
+  if (rec->offset % WT_SECTOR_SIZE || rec->length % WT_SECTOR_SIZE)
+    return wtc_export_whole_sectors (x, rec, error);
+  const void *data = rec->type == WTLOG_WRITE ? rec->data : NULL;
+  return wtc_dmlog_write_entry (x->w, wtc_export_entry_flags (rec),
+                                rec->offset / WT_SECTOR_SIZE,
+                                rec->length / WT_SECTOR_SIZE, data, error);
+}
+
+static bool
+wtc_export_record (struct wtc_export *x, const struct wtlog_record *rec,
+                   GError **error)
+{
+  if (rec->flags & WTLOG_F_FAILED) {
+    x->dropped_failed++;
+    return true;
+  }
+  switch (rec->type) {
+  case WTLOG_WRITE: case WTLOG_ZERO: case WTLOG_TRIM:
+    return wtc_export_disk_record (x, rec, error);
+  case WTLOG_FLUSH:
+    return wtc_dmlog_write_entry (x->w, WTC_DMLOG_FLUSH, 0, 0, NULL, error);
+  case WTLOG_CHANNEL:
+    return wtc_export_marks_at (x, rec->seq, error);
+  default:
+    return true;
+  }
+}
+
+/* The scratch disk lives beside OUT, unlinked at once. */
+static struct wtc_target *
+wtc_export_scratch (const char *out, const char *base, uint64_t disk_size,
+                    GError **error)
+{
+  g_autofree char *path = g_strdup_printf ("%s.scratch-%d", out, (int) getpid ());
+  struct wtc_target *t = wtc_target_create (path, disk_size, disk_size, error);
+  if (!t)
+    return NULL;
+  unlink (path);
+  if (!wtc_target_copy_base (t, base, disk_size, error)) {
+    wtc_target_close (t);
+    return NULL;
+  }
+  return t;
+}
+
+static bool
+wtc_export_run (struct wtc_export *x, struct wtlog_reader *r, GError **error)
+{
+  struct wtlog_record rec;
+  while (wtlog_reader_next (r, &rec) == 0)
+    if (!wtc_export_record (x, &rec, error))
+      return false;
+  const struct wtlog_status *st = wtlog_reader_status (r);
+  if (st->torn) {
+    g_set_error (error, WTC_ERROR, 0, "%s (the entries up to seq %" PRIu64
+                 " are in the export)", st->error, st->last_seq);
+    return false;
+  }
+  return true;
+}
+
+static int
+wtc_export_main (const struct wtc_export_opts *o)
+{
+  const char *log = o->args[0], *out = o->args[1];
+  char err[512];
+  struct wtlog_header h;
+  g_autoptr (GError) error = NULL;
+  struct wtc_export x = { .log = log };
+
+  struct wtlog_reader *r = wtlog_reader_open (log, &h, err, sizeof err);
+  if (!r) {
+    g_printerr ("wtrack export: %s\n", err);
+    return WT_EXIT_ERROR;
+  }
+  if (!(h.flags & WTLOG_H_DATA)) {
+    g_printerr ("wtrack export: %s has no write payloads (recorded without "
+                "data=on): dm-log-writes needs them\n", log);
+    wtlog_reader_close (r);
+    return WT_EXIT_ERROR;
+  }
+  bool ok = (x.marks = wtc_export_marks (log, o->channel, &error))
+    && (!o->base || (x.scratch = wtc_export_scratch (out, o->base, h.disk_size, &error)))
+    && (x.w = wtc_dmlog_writer_open (out, WT_SECTOR_SIZE, &error))
+    && wtc_export_run (&x, r, &error);
+  uint64_t entries = x.w ? wtc_dmlog_writer_count (x.w) : 0;
+  if (x.w && ok)
+    ok = wtc_dmlog_writer_close (x.w, &error);
+  else if (x.w) {
+    /* A torn log still gives a readable export of what came before. */
+    g_autoptr (GError) ignored = NULL;
+    wtc_dmlog_writer_close (x.w, &ignored);
+  }
+  if (!ok)
+    g_printerr ("wtrack export: %s\n", error->message);
+  else if (o->verbose)
+    g_printerr ("wtrack export: %s: %" PRIu64 " entries (%" PRIu64 " MARKs, %"
+                PRIu64 " unaligned requests written as whole sectors); %" PRIu64
+                " FAILED requests dropped\n", out, entries, x.marks_written,
+                x.rewritten, x.dropped_failed);
+  wtlog_reader_close (r);
+  wtc_target_close (x.scratch);
+  g_free (x.edges);
+  if (x.marks)
+    g_hash_table_unref (x.marks);
+  return ok ? WT_EXIT_OK : WT_EXIT_ERROR;
+}
+
+int
+wt_cmd_export (int argc, char **argv)
+{
+  struct wtc_export_opts o = { 0 };
+  int status = WT_EXIT_ERROR;
+  if (wtc_export_parse (argc, argv, &o))
+    status = wtc_export_main (&o);
+  wtc_export_opts_free (&o);
+  return status;
+}
