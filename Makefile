@@ -45,7 +45,7 @@ check: deps
 # settings, sized to finish in about a minute under TCG.
 RUN_DIR ?= run
 RUN_ARGS ?= --fs ext4 --sysctl vm.dirty_ratio=5 --sysctl vm.dirty_background_ratio=3 \
-	--workload linus2006 --size 32M
+	--data-log --workload linus2006 --size 32M
 run: deps
 	$(MAKE) all
 	scripts/wtrack-run --out $(RUN_DIR) $(RUN_ARGS)

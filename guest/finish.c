@@ -98,7 +98,7 @@ wtg_readback_file (struct wtg_run *run, struct wtg_file *f, unsigned char *buf,
   return 0;
 }
 
-static int
+int
 wtg_readback (struct wtg_run *run)
 {
   unsigned char *buf = malloc (WTG_READ_BLOCK);
@@ -111,6 +111,7 @@ wtg_readback (struct wtg_run *run)
   free (buf);
   run->readback_bad_sectors = bad;
   run->readback = bad ? "mismatch" : "match";
+  run->readback_taken = true;
   return rc;
 }
 
@@ -238,7 +239,7 @@ wtg_finish (struct wtg_run *run)
   for (uint32_t i = 0; i < run->model.nfiles; i++)
     if (wtg_fsync_file (run, &run->model.files[i]) < 0)
       return -1;
-  if (run->model.files && run->model.files[0].image) {
+  if (run->model.files && run->model.files[0].image && !run->readback_taken) {
     wtg_mark (run, "phase readback");
     if (wtg_readback (run) < 0)
       return -1;

@@ -88,6 +88,7 @@ struct wtg_run {
   uint32_t checkpoints;
   uint64_t readback_bad_sectors;
   const char *readback;         /* "match", "mismatch" or "none" */
+  bool readback_taken;          /* a workload read back already */
   char extra[1024];             /* more RESULT lines from the workload */
   volatile int stop;            /* set on the first failure: threads quit */
   pthread_mutex_t error_lock;
@@ -147,6 +148,10 @@ int wtg_mark (struct wtg_run *run, const char *fmt, ...)
 int wtg_fsync_file (struct wtg_run *run, struct wtg_file *f);
 int wtg_checkpoint (struct wtg_run *run);
 int wtg_finish (struct wtg_run *run);
+/* Reads every file back through the page cache and compares it with the
+ * model; sets readback. A workload that drops its cache before the end
+ * calls it first, so RESULT tells what the cache held. */
+int wtg_readback (struct wtg_run *run);
 int wtg_send_manifest (struct wtg_run *run, uint32_t checkpoint);
 
 /* The workloads: 0 done, -1 failed (wtg_fail said why). */

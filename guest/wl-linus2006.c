@@ -132,6 +132,13 @@ wtg_linus2006 (struct wtg_run *run)
   }
   int rc = wtg_linus_write (run, f, map, order, nchunks);
   free (order);
+  /* What the page cache holds, before fadvise drops the clean pages and the
+   * remap check reads them from the disk: the 2006 signature is a cache
+   * that was right and a disk that was not. */
+  if (rc == 0) {
+    wtg_mark (run, "phase readback");
+    rc = wtg_readback (run);
+  }
   wtg_mark (run, "phase munmap");
   wtg_model_op (&run->model, f->id, WTMF_OP_MUNMAP, 0, f->size);
   if (munmap (map, f->size) < 0 && rc == 0)

@@ -9,3 +9,7 @@ tests/unit/test-%: tests/unit/test-%.c tests/unit/tap.h common/libwtcommon.a
 TEST_HELPERS += tests/tools/runfacts
 tests/tools/%: tests/tools/%.c common/libwtcommon.a
 	$(CC) $(ALL_CFLAGS) $< common/libwtcommon.a -o $@
+
+TEST_HELPERS += tests/tools/faultset
+tests/tools/faultset: tests/tools/faultset.c common/libwtcommon.a
+	$(CC) $(ALL_CFLAGS) $(GLIB_CFLAGS) $< common/libwtcommon.a $(GLIB_LIBS) -o $@
