@@ -3,10 +3,10 @@
 #
 # Source it from a test (bash, set -euo pipefail is fine):
 #
-#   . "$(dirname "$0")/lib-boot.sh"
-#   tap_require qemu-system-x86_64 mkfs.ext4      # skip (or fail in CI)
-#   tap_plan 2
-#   tap_mktemp_dir tmp                              # removed at exit
+#   . "$(dirname "$0")/lib-boot.sh"               # sources lib.sh too
+#   require_tools qemu-system-x86_64 mkfs.ext4    # skip (or fail in CI)
+#   plan 2
+#   tmp=$T                                          # removed at exit
 #   boot_write_test_init "$tmp/init"                # a small busybox init
 #   scripts/mkinitramfs --kernel K --modules M --fs ext4 --init "$tmp/init" \
 #       --guest /bin/busybox --out "$tmp/initrd"
@@ -14,90 +14,21 @@
 #   if boot_qemu --kernel K --initrd "$tmp/initrd" --disk "$tmp/disk.img" \
 #           --append "wttest.fs=ext4" --console "$tmp/console.log" \
 #           --marker WTTEST-OK; then
-#       tap_ok "boots"
+#       ok "boots"
 #   else
-#       tap_not_ok "boots"; tap_diag_file "$tmp/console.log"
+#       not_ok "boots"; diag_file "$tmp/console.log"
 #   fi
 #
 # Variables: WTRACK_ROOT (the repo root), BOOT_TIMEOUT (seconds per boot,
 # default 120), BOOT_QEMU (the QEMU binary, default qemu-system-x86_64).
 # Boots always use TCG (no KVM), 512 MiB, one CPU, no network, the serial
 # console written to a file.
-#
-# Sourcing sets an EXIT trap that removes the tap_mktemp_dir folders; a test
-# that sets its own EXIT trap should call _tap_cleanup from it.
 
-WTRACK_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# The TAP helpers, $T and its clean-up come from lib.sh.
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+WTRACK_ROOT=$TOP
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-120}
 BOOT_QEMU=${BOOT_QEMU:-qemu-system-x86_64}
-
-# ---- TAP ----------------------------------------------------------------
-
-_tap_n=0
-_tap_failed=0
-
-# tap_plan N: print the plan line
-tap_plan() { echo "1..$1"; }
-
-# tap_ok DESC / tap_not_ok DESC: one result line, numbered in order
-tap_ok() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - $*"; }
-tap_not_ok() { _tap_n=$((_tap_n + 1)); _tap_failed=1; echo "not ok $_tap_n - $*"; }
-
-# tap_check DESC COMMAND...: ok if the command succeeds
-tap_check() {
-	local desc=$1; shift
-	if "$@"; then tap_ok "$desc"; else tap_not_ok "$desc"; fi
-}
-
-# tap_diag TEXT...: a comment line (prove shows it with -v)
-tap_diag() { printf '# %s\n' "$@"; }
-
-# tap_diag_file FILE [LINES]: the last lines of FILE as comments
-tap_diag_file() {
-	[ -f "$1" ] || { tap_diag "($1 does not exist)"; return 0; }
-	tap_diag "--- last ${2:-30} lines of $1"
-	tail -n "${2:-30}" "$1" | sed 's/^/# /'
-}
-
-# tap_skip_all REASON: skip the whole test (plan 1..0); in CI (CI=true)
-# nothing may be skipped, so this is a failure instead
-tap_skip_all() {
-	if [ "${CI:-}" = true ]; then
-		echo "1..1"
-		echo "not ok 1 - cannot run in CI: $*"
-		exit 1
-	fi
-	echo "1..0 # SKIP $*"
-	exit 0
-}
-
-# tap_require TOOL...: skip (fail in CI) unless every tool is in PATH
-tap_require() {
-	local t missing=()
-	for t in "$@"; do
-		command -v "$t" >/dev/null 2>&1 || missing+=("$t")
-	done
-	[ ${#missing[@]} -eq 0 ] || tap_skip_all "missing tools: ${missing[*]}"
-}
-
-# tap_mktemp_dir VAR: set VAR to a new temporary folder, removed when the
-# test exits (kept when WTRACK_KEEP_TMP=1, for debugging)
-_tap_tmpdirs=()
-_tap_cleanup() {
-	local d
-	[ "${WTRACK_KEEP_TMP:-0}" = 1 ] && return 0
-	for d in ${_tap_tmpdirs[@]+"${_tap_tmpdirs[@]}"}; do rm -rf "$d"; done
-}
-trap _tap_cleanup EXIT
-tap_mktemp_dir() {
-	local d
-	d=$(mktemp -d "${TMPDIR:-/tmp}/wtrack-test.XXXXXX")
-	_tap_tmpdirs+=("$d")
-	printf -v "$1" '%s' "$d"
-}
-
-# tap_exit: exit status for the end of a test (1 if anything failed)
-tap_exit() { exit "$_tap_failed"; }
 
 # ---- disks and guests ---------------------------------------------------
 

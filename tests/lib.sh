@@ -42,6 +42,12 @@ nbdsh () { PATH=/usr/bin:$PATH command nbdsh "$@"; }
 
 plan () { t_planned=$1; echo "1..$1"; }
 diag () { printf '# %s\n' "$@" >&2; }
+# diag_file FILE [LINES]: the last lines of FILE as comments.
+diag_file () {
+  [ -f "$1" ] || { diag "($1 does not exist)"; return 0; }
+  diag "--- last ${2:-30} lines of $1"
+  tail -n "${2:-30}" "$1" | sed 's/^/# /' >&2
+}
 ok () { t_count=$((t_count + 1)); echo "ok $t_count - $*"; }
 not_ok () {
   t_count=$((t_count + 1)); t_failed=$((t_failed + 1))
@@ -80,6 +86,9 @@ require_built () {
     [ -e "$f" ] || skip_all "not built: $f (run make)"
   done
 }
+
+# bail_out: stop early after a failure the rest cannot run without.
+bail_out () { exit 1; }
 
 done_testing () {
   if [ -n "$t_planned" ] && [ "$t_planned" != "$t_count" ]; then

@@ -7,23 +7,23 @@ set -euo pipefail
 . "$(dirname "$0")/lib-boot.sh"
 cd "$WTRACK_ROOT"
 
-tap_require apt-get dpkg-deb depmod cpio gzip qemu-system-x86_64 timeout \
+require_tools apt-get dpkg-deb depmod cpio gzip qemu-system-x86_64 timeout \
 	mkfs.ext4 mkfs.xfs mkfs.btrfs busybox
 busybox=$(command -v busybox)
 if LC_ALL=C readelf -l "$busybox" 2>/dev/null | grep -q 'program interpreter'; then
-	tap_skip_all "busybox is not static (install busybox-static): $busybox"
+	skip_all "busybox is not static (install busybox-static): $busybox"
 fi
-tap_plan 11
+plan 11
 
 tmp=""
-tap_mktemp_dir tmp
+tmp=$T
 boot_write_test_init "$tmp/init"
 
 if kernel=$(scripts/get-kernel) && modules=$(scripts/get-kernel --modules); then
-	tap_ok "get-kernel: $kernel"
+	ok "get-kernel: $kernel"
 else
-	tap_not_ok "get-kernel"
-	tap_exit
+	not_ok "get-kernel"
+	bail_out
 fi
 
 # the module list of an initramfs, one path a line
@@ -40,15 +40,15 @@ boot_case() { # FS IF MACHINE MODULE-BEFORE MODULE-AFTER
 		list=$(list_modules "$initrd")
 		a=$(line_of "$list" "$before"); b=$(line_of "$list" "$after")
 		if [ -n "$a" ] && [ -n "$b" ] && [ "$a" -lt "$b" ]; then
-			tap_ok "mkinitramfs $fs/$dif lists $before before $after"
+			ok "mkinitramfs $fs/$dif lists $before before $after"
 		else
-			tap_not_ok "mkinitramfs $fs/$dif lists $before before $after"
-			tap_diag "$list"
+			not_ok "mkinitramfs $fs/$dif lists $before before $after"
+			diag "$list"
 		fi
 	else
-		tap_not_ok "mkinitramfs $fs/$dif"
-		tap_diag_file "$tmp/mkinitramfs.err"
-		tap_not_ok "boot $fs on $dif (no initramfs)"
+		not_ok "mkinitramfs $fs/$dif"
+		diag_file "$tmp/mkinitramfs.err"
+		not_ok "boot $fs on $dif (no initramfs)"
 		return
 	fi
 	boot_mkfs "$fs" "$tmp/disk-$fs.img"
@@ -56,10 +56,10 @@ boot_case() { # FS IF MACHINE MODULE-BEFORE MODULE-AFTER
 	if boot_qemu --kernel "$kernel" --initrd "$initrd" --machine "$machine" \
 			--disk "$tmp/disk-$fs.img,$dif" --append "wttest.fs=$fs" \
 			--console "$tmp/console-$fs.log"; then
-		tap_ok "boot $fs on $dif (-machine $machine): WTTEST-OK in $((SECONDS - start)) s"
+		ok "boot $fs on $dif (-machine $machine): WTTEST-OK in $((SECONDS - start)) s"
 	else
-		tap_not_ok "boot $fs on $dif (-machine $machine)"
-		tap_diag_file "$tmp/console-$fs.log"
+		not_ok "boot $fs on $dif (-machine $machine)"
+		diag_file "$tmp/console-$fs.log"
 	fi
 }
 
@@ -69,30 +69,30 @@ boot_case btrfs scsi q35 scsi_mod virtio_scsi
 
 # the soft dependency ext4 -> crc32c resolves to the generic module
 list=$(list_modules "$tmp/initrd-ext4-virtio")
-tap_check "ext4 pulls in crc32c_generic (modules.softdep)" [ -n "$(line_of "$list" crc32c_generic)" ]
+check "ext4 pulls in crc32c_generic (modules.softdep)" [ -n "$(line_of "$list" crc32c_generic)" ]
 
 # no --modules: no modules at all
 if scripts/mkinitramfs --kernel "$kernel" --fs ext4 --guest "$busybox" --init "$tmp/init" \
 		--out "$tmp/initrd-none" 2>/dev/null && [ -z "$(list_modules "$tmp/initrd-none")" ]; then
-	tap_ok "without --modules the initramfs lists no modules"
+	ok "without --modules the initramfs lists no modules"
 else
-	tap_not_ok "without --modules the initramfs lists no modules"
+	not_ok "without --modules the initramfs lists no modules"
 fi
 
 # the archive has /init, the guest and busybox links, owned by root
 listing=$(gzip -dc "$tmp/initrd-none" | cpio -t -v --quiet 2>/dev/null)
 if grep -qE ' root +root .* init$' <<<"$listing" && grep -q ' bin/wtrack-guest$' <<<"$listing" &&
 		grep -q ' bin/sh -> /bin/busybox$' <<<"$listing"; then
-	tap_ok "initramfs holds /init, /bin/wtrack-guest and busybox links, owned by root"
+	ok "initramfs holds /init, /bin/wtrack-guest and busybox links, owned by root"
 else
-	tap_not_ok "initramfs holds /init, /bin/wtrack-guest and busybox links, owned by root"
+	not_ok "initramfs holds /init, /bin/wtrack-guest and busybox links, owned by root"
 fi
 
 err=$(scripts/mkinitramfs --kernel "$kernel" --fs reiserfs --init "$tmp/init" \
 	--guest "$busybox" --out "$tmp/x" 2>&1) && rc=0 || rc=$?
 if [ "$rc" != 0 ] && [[ "$err" == *"unknown filesystem: reiserfs"* ]]; then
-	tap_ok "an unknown filesystem fails and is named"
+	ok "an unknown filesystem fails and is named"
 else
-	tap_not_ok "an unknown filesystem fails and is named (status $rc: $err)"
+	not_ok "an unknown filesystem fails and is named (status $rc: $err)"
 fi
-tap_exit
+done_testing
