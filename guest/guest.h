@@ -123,6 +123,10 @@ void wtg_fill_u32 (unsigned char *dst, size_t len, uint32_t value);
 void wtg_model_init (struct wtg_model *m);
 struct wtg_file *wtg_model_add_file (struct wtg_run *run, const char *path,
                                      uint64_t size, bool with_image);
+/* Create DIR/fN (N = the next file id), empty, in the model with its
+ * image; with truncate_to_size, ftruncate it to the model's size as an op. */
+struct wtg_file *wtg_model_create_file (struct wtg_run *run,
+                                        bool truncate_to_size);
 uint32_t wtg_model_op (struct wtg_model *m, uint32_t file_id, uint32_t kind,
                        uint64_t offset, uint64_t length);
 void wtg_model_free (struct wtg_model *m);

@@ -1,5 +1,8 @@
 /* The model: each file's expected bytes and the op table. */
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +59,33 @@ wtg_model_add_file (struct wtg_run *run, const char *path, uint64_t size,
     return NULL;
   }
   m->nfiles++;
+  return f;
+}
+
+struct wtg_file *
+wtg_model_create_file (struct wtg_run *run, bool truncate_to_size)
+{
+  char path[PATH_MAX];
+  uint32_t id = run->model.nfiles + 1;
+  if (snprintf (path, sizeof path, "%s/f%" PRIu32, run->dir_abs, id) >= (int) sizeof path) {
+    wtg_fail (run, "file path: %s/f%" PRIu32 ": too long", run->dir_abs, id);
+    return NULL;
+  }
+  struct wtg_file *f = wtg_model_add_file (run, path, run->opt->size, true);
+  if (!f)
+    return NULL;
+  f->fd = open (path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (f->fd < 0) {
+    wtg_fail (run, "open: %s: %m", path);
+    return NULL;
+  }
+  if (!truncate_to_size)
+    return f;
+  wtg_model_op (&run->model, f->id, WTMF_OP_TRUNCATE, 0, f->size);
+  if (ftruncate (f->fd, (off_t) f->size) < 0) {
+    wtg_fail (run, "ftruncate: %s to %" PRIu64 " bytes: %m", path, f->size);
+    return NULL;
+  }
   return f;
 }
 

@@ -24,18 +24,9 @@ wtg_linus_value (uint64_t chunk, uint32_t pass, uint64_t nchunks)
 static int
 wtg_linus_create (struct wtg_run *run, struct wtg_file **out)
 {
-  char path[PATH_MAX];
-  if (snprintf (path, sizeof path, "%s/f1", run->dir_abs) >= (int) sizeof path)
-    return wtg_fail (run, "file path: %s/f1: too long", run->dir_abs);
-  struct wtg_file *f = wtg_model_add_file (run, path, run->opt->size, true);
+  struct wtg_file *f = wtg_model_create_file (run, true);
   if (!f)
     return -1;
-  f->fd = open (path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (f->fd < 0)
-    return wtg_fail (run, "open: %s: %m", path);
-  wtg_model_op (&run->model, f->id, WTMF_OP_TRUNCATE, 0, f->size);
-  if (ftruncate (f->fd, (off_t) f->size) < 0)
-    return wtg_fail (run, "ftruncate: %s to %" PRIu64 " bytes: %m", path, f->size);
   *out = f;
   return 0;
 }

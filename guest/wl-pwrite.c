@@ -31,15 +31,9 @@ static int
 wtg_pwrite_fill (struct wtg_run *run)
 {
   for (uint32_t i = 0; i < run->opt->files; i++) {
-    char path[PATH_MAX];
-    if (snprintf (path, sizeof path, "%s/f%" PRIu32, run->dir_abs, i + 1) >= (int) sizeof path)
-      return wtg_fail (run, "file path: %s/f%" PRIu32 ": too long", run->dir_abs, i + 1);
-    struct wtg_file *f = wtg_model_add_file (run, path, run->opt->size, true);
+    struct wtg_file *f = wtg_model_create_file (run, false);
     if (!f)
       return -1;
-    f->fd = open (path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (f->fd < 0)
-      return wtg_fail (run, "open: %s: %m", path);
     for (uint64_t off = 0; off < f->size; off += WTG_FILL_BLOCK) {
       size_t len = f->size - off < WTG_FILL_BLOCK ? f->size - off : WTG_FILL_BLOCK;
       if (wtg_pwrite_store (run, f, off, len, 0) < 0)

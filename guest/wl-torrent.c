@@ -183,18 +183,8 @@ static int
 wtg_torrent_files (struct wtg_run *run)
 {
   for (uint32_t i = 0; i < run->opt->files; i++) {
-    char path[PATH_MAX];
-    if (snprintf (path, sizeof path, "%s/f%" PRIu32, run->dir_abs, i + 1) >= (int) sizeof path)
-      return wtg_fail (run, "file path: %s/f%" PRIu32 ": too long", run->dir_abs, i + 1);
-    struct wtg_file *f = wtg_model_add_file (run, path, run->opt->size, true);
-    if (!f)
+    if (!wtg_model_create_file (run, true))
       return -1;
-    f->fd = open (path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (f->fd < 0)
-      return wtg_fail (run, "open: %s: %m", path);
-    wtg_model_op (&run->model, f->id, WTMF_OP_TRUNCATE, 0, f->size);
-    if (ftruncate (f->fd, (off_t) f->size) < 0)
-      return wtg_fail (run, "ftruncate: %s to %" PRIu64 " bytes: %m", path, f->size);
   }
   return 0;
 }
