@@ -12,6 +12,9 @@
 /* Expected content shared by more bad sectors than this (a fill pattern)
  * says nothing about where one of them went. */
 #define WTC_MAX_SAME_EXPECTED 8
+/* Nor does content the manifest expects at more disk sectors than this;
+ * it also bounds the memory of the places kept per bad hash. */
+#define WTC_MAX_PLACES 64
 
 const char *
 wtc_class_name (unsigned cls)
@@ -50,7 +53,31 @@ wtc_disk_index_cmp (gconstpointer a, gconstpointer b)
 struct wtc_lookup {
   GArray *by_disk;              /* struct wtc_disk_index */
   GHashTable *by_expected;      /* &bad->expected -> first bad index + 1 */
+  GHashTable *places;           /* struct wtc_place: where the manifest
+                                   expects a traced hash */
 };
+
+/* A disk sector where the manifest expects hash: a write of hash there is
+ * where it belongs, not a misplaced copy of a bad sector's content (two
+ * sectors inside one linus2006 chunk hold the same bytes). */
+struct wtc_place {
+  uint64_t sector;
+  uint64_t hash;
+};
+
+static guint
+wtc_place_hash (gconstpointer p)
+{
+  const struct wtc_place *x = p;
+  return (guint) (x->hash ^ ((x->sector * 0x9e3779b97f4a7c15ull) >> 32));
+}
+
+static gboolean
+wtc_place_equal (gconstpointer a, gconstpointer b)
+{
+  const struct wtc_place *x = a, *y = b;
+  return x->sector == y->sector && x->hash == y->hash;
+}
 
 static GArray *
 wtc_index_by_disk (const struct wtc_check *c)
@@ -90,6 +117,72 @@ wtc_index_by_expected (struct wtc_check *c)
     g_hash_table_insert (t, &b->expected, GUINT_TO_POINTER (i + 1));
   }
   return t;
+}
+
+/* Stops tracing hash: its bad sectors become ambiguous. */
+static void
+wtc_untrace (struct wtc_check *c, GHashTable *by_expected, uint64_t hash)
+{
+  gpointer head = g_hash_table_lookup (by_expected, &hash);
+  for (gint j = head ? (gint) GPOINTER_TO_UINT (head) - 1 : -1; j >= 0;) {
+    struct wtc_bad *b = &g_array_index (c->bad, struct wtc_bad, j);
+    b->ambiguous = true;
+    j = b->next_same_expected;
+  }
+  g_hash_table_remove (by_expected, &hash);
+}
+
+/* Notes extent e's disk sectors that expect a traced hash; counts them
+ * per hash in count. */
+static void
+wtc_places_of_extent (const struct wtmf_file *f, const struct wtmf_extent *e,
+                      GHashTable *by_expected, GHashTable *count,
+                      GHashTable *places)
+{
+  if ((e->flags & WTMF_EXT_UNMAPPABLE) || e->logical % WT_SECTOR_SIZE
+      || e->physical % WT_SECTOR_SIZE)
+    return;
+  uint64_t first = e->logical / WT_SECTOR_SIZE;
+  uint64_t end = MIN (f->nsectors, first + e->length / WT_SECTOR_SIZE);
+  for (uint64_t fs = first; fs < end; fs++) {
+    gpointer key = &f->hashes[fs];
+    if (!g_hash_table_contains (by_expected, key))
+      continue;
+    guint n = GPOINTER_TO_UINT (g_hash_table_lookup (count, key)) + 1;
+    g_hash_table_insert (count, key, GUINT_TO_POINTER (n));
+    if (n > WTC_MAX_PLACES)
+      continue;
+    struct wtc_place *pl = g_new (struct wtc_place, 1);
+    pl->sector = e->physical / WT_SECTOR_SIZE + (fs - first);
+    pl->hash = f->hashes[fs];
+    g_hash_table_add (places, pl);
+  }
+}
+
+/* Every disk sector where the manifest expects one of the traced hashes.
+ * One pass over the manifest; memory grows with the bad hashes only. */
+static GHashTable *
+wtc_index_places (struct wtc_check *c, GHashTable *by_expected)
+{
+  GHashTable *places = g_hash_table_new_full (wtc_place_hash, wtc_place_equal, g_free, NULL);
+  if (g_hash_table_size (by_expected) == 0)
+    return places;
+  g_autoptr (GHashTable) count = g_hash_table_new (g_int64_hash, g_int64_equal);
+  for (uint32_t fi = 0; fi < c->mf->nfiles; fi++) {
+    const struct wtmf_file *f = &c->mf->files[fi];
+    for (uint32_t ei = 0; ei < f->nextents; ei++)
+      wtc_places_of_extent (f, &f->extents[ei], by_expected, count, places);
+  }
+  GHashTableIter it;
+  gpointer key, n;
+  g_autoptr (GArray) common = g_array_new (FALSE, FALSE, sizeof (uint64_t));
+  g_hash_table_iter_init (&it, count);
+  while (g_hash_table_iter_next (&it, &key, &n))
+    if (GPOINTER_TO_UINT (n) > WTC_MAX_PLACES)
+      g_array_append_val (common, *(uint64_t *) key);
+  for (guint i = 0; i < common->len; i++)
+    wtc_untrace (c, by_expected, g_array_index (common, uint64_t, i));
+  return places;
 }
 
 /* The first entry of by_disk at or after sector. */
@@ -153,6 +246,9 @@ wtc_note_misplaced (struct wtc_check *c, const struct wtc_lookup *lk,
 {
   for (uint64_t i = 0; i < rec->nhashes; i++) {
     gpointer head = g_hash_table_lookup (lk->by_expected, &rec->hashes[i]);
+    struct wtc_place here = { first + i, rec->hashes[i] };
+    if (head && g_hash_table_contains (lk->places, &here))
+      continue;
     for (gint j = head ? (gint) GPOINTER_TO_UINT (head) - 1 : -1; j >= 0;) {
       struct wtc_bad *b = &g_array_index (c->bad, struct wtc_bad, j);
       if (b->disk_sector != first + i) {
@@ -222,6 +318,7 @@ wtc_log_pass (struct wtc_check *c, GError **error)
     .by_disk = wtc_index_by_disk (c),
     .by_expected = wtc_index_by_expected (c),
   };
+  lk.places = wtc_index_places (c, lk.by_expected);
   g_autoptr (GArray) chanrecs = g_array_new (FALSE, FALSE, sizeof (struct wtc_chanrec));
   while (wtlog_reader_next (r, &rec) == 0)
     wtc_log_record (c, &lk, &rec, chanrecs);
@@ -230,6 +327,7 @@ wtc_log_pass (struct wtc_check *c, GError **error)
   wtlog_reader_close (r);
   g_array_unref (lk.by_disk);
   g_hash_table_unref (lk.by_expected);
+  g_hash_table_unref (lk.places);
   wtc_collect_marks (c, chanrecs);
   return true;
 }

@@ -129,7 +129,8 @@ wtc_page_describe (const struct wtc_check *c, guint first, GString *out)
   for (unsigned cls = 0; cls < WTC_NCLASSES; cls++) {
     if (!mask[cls])
       continue;
-    g_string_append (out, any ? "; sectors " : "sectors ");
+    g_string_append (out, any ? "; " : "");
+    g_string_append (out, mask[cls] & (mask[cls] - 1) ? "sectors " : "sector ");
     wtc_append_ranges (out, mask[cls]);
     g_string_append_printf (out, " of %" PRIu64 " %s", in_page, wtc_class_name (cls));
     any = true;

@@ -15,7 +15,7 @@
 struct wtc_check_opts {
   char *image, *log, *channel, *json;
   int max_runs;
-  gboolean no_manifest, quiet;
+  gboolean no_manifest, quiet, stats;
 };
 
 static void
@@ -65,13 +65,16 @@ wtc_check_status (const struct wtc_check *c)
   return c->bad->len ? WT_EXIT_DAMAGE : WT_EXIT_OK;
 }
 
+/* --stats: what the check read and how fast, on stderr (scripts/bench-check
+ * parses the "mapped data" line). */
 static void
-wtc_check_perf (const struct wtc_check *c)
+wtc_check_stats (const struct wtc_check *c, double log_secs)
 {
-  if (c->read_bytes < (64u << 20) || c->read_secs <= 0)
-    return;
-  g_debug ("read %" PRIu64 " bytes of mapped data in %.3f s: %.0f MB/s",
-           c->read_bytes, c->read_secs, (double) c->read_bytes / c->read_secs / 1e6);
+  double secs = c->read_secs > 0 ? c->read_secs : 1e-9;
+  fprintf (stderr, "wtrack check: stats: mapped data %" PRIu64 " bytes in %.3f s: %.0f MB/s\n",
+           c->read_bytes, c->read_secs, (double) c->read_bytes / secs / 1e6);
+  fprintf (stderr, "wtrack check: stats: log %" PRIu64 " records in %.3f s; %u bad sectors\n",
+           c->log_status.records, log_secs, c->bad->len);
 }
 
 static int
@@ -94,12 +97,14 @@ wtc_check_run (struct wtc_check *c, const struct wtc_check_opts *o)
     fprintf (stderr, "wtrack check: %s\n", error->message);
     return WT_EXIT_ERROR;
   }
-  wtc_check_perf (c);
+  gint64 log_start = g_get_monotonic_time ();
   if (!wtc_log_pass (c, &error)) {
     c->log_error = g_strdup (error->message);
     g_clear_error (&error);
   }
   wtc_classify (c);
+  if (o->stats)
+    wtc_check_stats (c, (double) (g_get_monotonic_time () - log_start) / 1e6);
   struct wtc_report_opts ro = { o->max_runs, o->quiet };
   wtc_report_text (c, &ro, stdout);
   if (o->json && !wtc_report_json (c, o->json, &error)) {
@@ -190,6 +195,7 @@ wtc_check_parse (int *argc, char ***argv, struct wtc_check_opts *o)
     { "max-runs", 0, 0, G_OPTION_ARG_INT, &o->max_runs, "runs and pages printed per file (default 50; the JSON has all)", "N" },
     { "no-manifest", 0, 0, G_OPTION_ARG_NONE, &o->no_manifest, "only the log against the image (no channel needed)", NULL },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &o->quiet, "verdict lines only", NULL },
+    { "stats", 0, 0, G_OPTION_ARG_NONE, &o->stats, "say on stderr how much was read and how fast", NULL },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("[RUN_DIR]");
@@ -204,11 +210,13 @@ wtc_check_parse (int *argc, char ***argv, struct wtc_check_opts *o)
     "  lied         the log's last write of the sector carried the expected content\n"
     "  overwritten  the expected content arrived (seq N), a later write replaced it\n"
     "  misplaced    the expected content was written, to another disk sector\n"
+    "               (not one where the manifest expects that same content)\n"
     "  lost         the expected content never arrived\n"
-    "Output: a verdict line per file, totals by class, runs (contiguous in the\n"
-    "file and on the disk, one class) with the workload op that last wrote them\n"
-    "and its time on the log's clock (from the MARKs; ~ when extrapolated), and\n"
-    "4 KiB pages. --json FILE: doc/report-json.md.\n"
+    "Output: a verdict line per file, totals by class, then per damaged file its\n"
+    "bad 4 KiB pages (which sectors of each) and its runs (contiguous in the file\n"
+    "and on the disk, one class) with the workload op that last wrote them, its\n"
+    "time on the log's clock (t=, from the MARKs; ~ when extrapolated), and what\n"
+    "the log says of the disk sectors. --json FILE: doc/report-json.md.\n"
     "Extents flagged unmappable (inline, encoded) are counted as not checkable,\n"
     "not as damage. Memory grows with the damage, not with the log or the disk.\n\n"
     "Exit status: 0 clean, 1 damage found, 2 bad usage or inputs that could not\n"

@@ -20,7 +20,7 @@ wtc_text_inputs (const struct wtc_check *c, FILE *out)
   fprintf (out, "# guest result: status %s, read-back %s%s%s%s\n",
            status ? status : "? (no RESULT)", readback ? readback : "?",
            rb_bad ? " (" : "", rb_bad ? rb_bad : "", rb_bad ? " bad sectors)" : "");
-  if (gerr)
+  if (gerr && *gerr)
     fprintf (out, "# guest error: %s\n", gerr);
   if (c->log_read)
     fprintf (out, "# log: %" PRIu64 " records, %s\n", c->log_status.records,
@@ -89,27 +89,26 @@ wtc_text_log_time (const struct wtc_check *c, uint64_t guest_ns, FILE *out)
   bool approx;
   char buf[32];
   if (wtc_guest_to_log (c, guest_ns, &t, &approx))
-    fprintf (out, " at %s%s", approx ? "~" : "", wtc_fmt_secs (t, buf, sizeof buf));
+    fprintf (out, " at t=%s%s", approx ? "~" : "", wtc_fmt_secs (t, buf, sizeof buf));
   else
-    fprintf (out, " at guest %s", wtc_fmt_secs (guest_ns, buf, sizeof buf));
+    fprintf (out, " at guest time %s", wtc_fmt_secs (guest_ns, buf, sizeof buf));
 }
 
-/* What the run's sectors hold instead, and what the log says of them. */
+/* Why the expected content is not there, per class. */
 static void
-wtc_text_run_story (const struct wtc_run *r,
-                    const struct wtc_bad *b, FILE *out)
+wtc_text_run_cause (const struct wtc_bad *b, FILE *out)
 {
   char t[32];
-  switch (r->cls) {
+  switch (b->cls) {
   case WTC_UNMAPPED:
     fprintf (out, "; the file has data here but no disk block");
-    return;
+    break;
   case WTC_LIED:
-    fprintf (out, "; logged at seq %" PRIu64 " (t=%s) with the right content, not on the disk",
+    fprintf (out, "; write seq %" PRIu64 " (t=%s) carried the right content, the disk does not hold it",
              b->last_seq, wtc_fmt_secs (b->last_t, t, sizeof t));
     break;
   case WTC_OVERWRITTEN:
-    fprintf (out, "; arrived at seq %" PRIu64 ", replaced by seq %" PRIu64,
+    fprintf (out, "; arrived with seq %" PRIu64 ", replaced by seq %" PRIu64,
              b->expected_seq, b->replaced_seq);
     break;
   case WTC_MISPLACED:
@@ -118,21 +117,42 @@ wtc_text_run_story (const struct wtc_run *r,
              b->misplaced_count > 1 ? ", and elsewhere" : "");
     break;
   default:
+    fprintf (out, "; the expected content never arrived here");
     break;
   }
+}
+
+/* What the run's sectors hold instead, and when the log last wrote them. */
+static void
+wtc_text_run_story (const struct wtc_run *r, const struct wtc_bad *b, FILE *out)
+{
+  char t[32];
+  const char *mixed = r->holds_mixed ? " (first sector; the others differ)" : "";
+  wtc_text_run_cause (b, out);
+  if (r->cls == WTC_UNMAPPED)
+    return;
   if (b->unwritten)
     fprintf (out, "; extent UNWRITTEN: the file reads zeros");
-  if (b->holds_seq)
-    fprintf (out, "; disk holds the content of write seq %" PRIu64 "%s", b->holds_seq,
-             r->holds_mixed ? " (first sector; others differ)" : "");
-  else if (!b->unwritten)
-    fprintf (out, "; disk holds pre-run content%s",
-             r->holds_mixed ? " (first sector; others differ)" : "");
-  if (r->last_seq)
-    fprintf (out, "; last written seq %" PRIu64 " at %s", r->last_seq,
+  if (!r->last_seq) {
+    fprintf (out, "; never written during the run%s", b->unwritten ? ""
+             : ": the disk holds its pre-run content");
+    return;
+  }
+  if (b->holds_seq == r->last_seq && !r->holds_mixed) {
+    fprintf (out, "; the disk holds its last write, seq %" PRIu64 " at t=%s", r->last_seq,
              wtc_fmt_secs (r->last_t, t, sizeof t));
-  else
-    fprintf (out, "; never written in the log");
+    return;
+  }
+  if (b->holds_seq)
+    fprintf (out, "; the disk holds the content of seq %" PRIu64 "%s", b->holds_seq, mixed);
+  else if (!b->last_seq && !b->unwritten)
+    fprintf (out, "; the disk holds its pre-run content%s", mixed);
+  else if (!b->unwritten)
+    fprintf (out, "; the disk holds content no logged write carried%s", mixed);
+  if (r->cls == WTC_LIED && r->last_seq == b->last_seq)
+    return;                     /* the cause named the last write */
+  fprintf (out, "; last written seq %" PRIu64 " at t=%s", r->last_seq,
+           wtc_fmt_secs (r->last_t, t, sizeof t));
 }
 
 static void
@@ -146,11 +166,14 @@ wtc_text_run (const struct wtc_check *c, const struct wtc_run *r, FILE *out)
   else
     fprintf (out, " (sectors %" PRIu64 "-%" PRIu64 ")", b->file_sector,
              b->file_sector + r->count - 1);
-  if (b->disk_sector != WTC_NO_SECTOR)
+  if (b->disk_sector != WTC_NO_SECTOR && r->count == 1)
     fprintf (out, " disk sector %" PRIu64, b->disk_sector);
+  else if (b->disk_sector != WTC_NO_SECTOR)
+    fprintf (out, " disk sectors %" PRIu64 "-%" PRIu64, b->disk_sector,
+             b->disk_sector + r->count - 1);
   if (r->op && r->op <= c->mf->nops) {
     const struct wtmf_op *op = &c->mf->ops[r->op - 1];
-    fprintf (out, "; op %" PRIu32 " %s %" PRIu64 "+%" PRIu64, r->op,
+    fprintf (out, "; last op %" PRIu32 " %s %" PRIu64 "+%" PRIu64, r->op,
              wtmf_op_kind_name (op->kind), op->offset, op->length);
     wtc_text_log_time (c, op->guest_ns, out);
   }
@@ -158,18 +181,11 @@ wtc_text_run (const struct wtc_check *c, const struct wtc_run *r, FILE *out)
   fputc ('\n', out);
 }
 
+/* The bad pages of file fi: the compact view, which sectors of each page. */
 static void
-wtc_text_file_detail (const struct wtc_check *c, uint32_t fi,
-                      const struct wtc_report_opts *o, FILE *out)
+wtc_text_file_pages (const struct wtc_check *c, uint32_t fi,
+                     const struct wtc_report_opts *o, FILE *out)
 {
-  const struct wtmf_file *f = &c->mf->files[fi];
-  g_autoptr (GArray) runs = wtc_file_runs (c, fi);
-  fprintf (out, "\n%s: %u run%s\n", f->path, runs->len, runs->len == 1 ? "" : "s");
-  for (guint i = 0; i < runs->len && (int) i < o->max_runs; i++)
-    wtc_text_run (c, &g_array_index (runs, struct wtc_run, i), out);
-  if ((int) runs->len > o->max_runs)
-    fprintf (out, "  ... %u more runs (--max-runs, or the JSON report)\n",
-             runs->len - (guint) o->max_runs);
   g_autoptr (GString) line = g_string_new (NULL);
   guint i = 0;
   while (i < c->bad->len && g_array_index (c->bad, struct wtc_bad, i).file != fi)
@@ -182,7 +198,27 @@ wtc_text_file_detail (const struct wtc_check *c, uint32_t fi,
       fprintf (out, "  %s\n", line->str);
   }
   if (shown > o->max_runs)
-    fprintf (out, "  ... %d more pages\n", shown - o->max_runs);
+    fprintf (out, "  ... %d more pages (--max-runs, or the JSON report)\n",
+             shown - o->max_runs);
+}
+
+/* Pages first (where the holes are), then runs (why, and which write). */
+static void
+wtc_text_file_detail (const struct wtc_check *c, uint32_t fi,
+                      const struct wtc_report_opts *o, FILE *out)
+{
+  const struct wtmf_file *f = &c->mf->files[fi];
+  g_autoptr (GArray) runs = wtc_file_runs (c, fi);
+  uint64_t pages = wtc_file_bad_pages (c, fi);
+  fprintf (out, "\n%s: %" PRIu64 " bad page%s\n", f->path, pages, pages == 1 ? "" : "s");
+  wtc_text_file_pages (c, fi, o, out);
+  fprintf (out, "\n%s: %u run%s (contiguous in the file and on the disk, one class)\n",
+           f->path, runs->len, runs->len == 1 ? "" : "s");
+  for (guint i = 0; i < runs->len && (int) i < o->max_runs; i++)
+    wtc_text_run (c, &g_array_index (runs, struct wtc_run, i), out);
+  if ((int) runs->len > o->max_runs)
+    fprintf (out, "  ... %u more runs (--max-runs, or the JSON report)\n",
+             runs->len - (guint) o->max_runs);
 }
 
 void

@@ -1,12 +1,13 @@
 #!/bin/bash
 # wtrack check (and verify) on run directories with known damage, made by
 # tests/unit/test-check-classes: every class, the precedence cases, a
-# partial last sector, an unwritten extent, holes; clean, torn, no manifest.
+# partial last sector, an unwritten extent, holes, content shared by
+# neighbouring sectors; clean, torn, no manifest.
 . "$(dirname "$0")/lib.sh"
 require_tools /usr/bin/python3 truncate
 GEN=$TOP/tests/unit/test-check-classes
 require_built "$WTRACK" "$GEN"
-plan 19
+plan 20
 
 for s in clean damaged nomanifest; do "$GEN" --make "$T/$s" $s; done
 
@@ -44,9 +45,11 @@ sort "$T/damaged/truth.txt" >"$T/want.txt"
 if diff "$T/want.txt" "$T/got.txt" >"$T/diff.txt"; then ok "damaged: exactly the generated bad sectors, each with its class"
 else not_ok "damaged: bad sectors differ from the truth"; sed 's/^/# /' "$T/diff.txt" >&2; fi
 check "damaged: by_class totals" \
-  test "$(json_get "$T/damaged.json" 'd["by_class"]["lost"], d["by_class"]["overwritten"], d["by_class"]["lied"], d["by_class"]["misplaced"], d["by_class"]["unmapped"], d["bad_sectors"]')" = "13 8 4 4 4 33"
+  test "$(json_get "$T/damaged.json" 'd["by_class"]["lost"], d["by_class"]["overwritten"], d["by_class"]["lied"], d["by_class"]["misplaced"], d["by_class"]["unmapped"], d["bad_sectors"]')" = "15 8 4 5 4 36"
 check "damaged: misplaced run names disk sector 5000" \
   test "$(json_get "$T/damaged.json" '[r["misplaced_to"]["disk_sector"] for r in d["files"][0]["runs"] if r["class"]=="misplaced"]')" = "[5000]"
+check "damaged: content that reached a neighbour expecting the same bytes is lost, not misplaced there" \
+  test "$(json_get "$T/damaged.json" '[(r["file_sector"], r["class"], r.get("misplaced_to", {}).get("disk_sector")) for r in d["files"][2]["runs"]]')" = "[(3, 'lost', None), (4, 'misplaced', 7105), (5, 'lost', None)]"
 check "damaged: the overwritten run that was also misplaced says overwritten by seq 12" \
   test "$(json_get "$T/damaged.json" '[r["replaced_by_seq"] for r in d["files"][0]["runs"] if r["class"]=="overwritten"]')" = "[7, 12]"
 check "damaged: lost sectors 12-15 hold the old write (seq 5), 8-11 pre-run" \
@@ -58,7 +61,7 @@ check "damaged: verdict line for the partial-sector file" \
 check "damaged: page view" grep -q '^  page 2 of /data/f1: sectors 4-7 of 8 lied; sectors 0-3 of 8 overwritten$' "$T/damaged.txt"
 
 "$WTRACK" check --quiet --max-runs 1 "$T/damaged" >"$T/quiet.txt"
-check "--quiet: verdict lines only" test "$(wc -l <"$T/quiet.txt")" = 3
+check "--quiet: verdict lines only (3 files, 1 total)" test "$(wc -l <"$T/quiet.txt")" = 4
 
 "$WTRACK" check "$T/nomanifest" >"$T/nomf.txt" 2>&1; rc=$?
 check "no manifest: exit 2 saying so" test "$rc" = 2 -a -n "$(grep 'no final manifest' "$T/nomf.txt")"

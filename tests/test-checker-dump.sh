@@ -43,13 +43,13 @@ check "cut plugin log: names byte $off after seq $((seq - 1))" \
 check "cut plugin log: every complete record is printed ($((n - 1)))" \
   test "$(grep -c '^  ' "$T/cut.txt")" = $((n - 1))
 
-# The generator's log: 22 records; flip a byte in record 9.
+# The generator's log: 25 records; flip a byte in record 9.
 mkdir -p "$T/gen"
 "$GEN" --make "$T/gen/run" damaged
 L=$T/gen/run/writes.wtlog
 "$WTRACK" dump "$L" >"$T/gen.txt"; rc=$?
-check "generated log: 22 records, closed, exit 0" \
-  test "$rc" = 0 -a "$(grep -c '^  ' "$T/gen.txt")" = 22 -a -n "$(grep '^# end: closed' "$T/gen.txt")"
+check "generated log: 25 records, closed, exit 0" \
+  test "$rc" = 0 -a "$(grep -c '^  ' "$T/gen.txt")" = 25 -a -n "$(grep '^# end: closed' "$T/gen.txt")"
 rec9=$("$WTRACK" dump --json "$L" | /usr/bin/python3 -c '
 import json,sys
 print([json.loads(l) for l in sys.stdin if "\"seq\": 9," in l.replace(":",": ")][0]["log_offset"])')
@@ -70,8 +70,8 @@ check "channel: dump exits 0" [ "$rc" = 0 ]
 check "channel: HELLO text and the start MARK" \
   test -n "$(grep '^    kernel=6.1.0-test' "$T/chan.txt")" -a -n "$(grep -E '^msg 2 .*MARK .*"start"' "$T/chan.txt")"
 check "channel: messages placed at their CHANNEL records" grep -Eq '^msg 2 .*\[log seq 3 t=1\.002000\]' "$T/chan.txt"
-check "channel: the final manifest summarised with both files" \
-  test -n "$(grep '^manifest 1: checkpoint 0 (final), 2 files' "$T/chan.txt")" -a -n "$(grep '^  file /data/f2 id=2 .*size=700 sectors=2' "$T/chan.txt")"
+check "channel: the final manifest summarised with its 3 files" \
+  test -n "$(grep '^manifest 1: checkpoint 0 (final), 3 files' "$T/chan.txt")" -a -n "$(grep '^  file /data/f2 id=2 .*size=700 sectors=2' "$T/chan.txt")"
 # Message 3 starts at byte 1024: damage its payload.
 cp "$C" "$T/badchan.bin"
 printf '\x00' | dd of="$T/badchan.bin" bs=1 seek=$((1024 + 40)) conv=notrunc status=none

@@ -13,3 +13,6 @@ tests/tools/%: tests/tools/%.c common/libwtcommon.a
 TEST_HELPERS += tests/tools/faultset
 tests/tools/faultset: tests/tools/faultset.c common/libwtcommon.a
 	$(CC) $(ALL_CFLAGS) $(GLIB_CFLAGS) $< common/libwtcommon.a $(GLIB_LIBS) -o $@
+
+# check: the large synthetic run of scripts/bench-check.
+TEST_HELPERS += tests/tools/mkbigrun

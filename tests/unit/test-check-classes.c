@@ -7,7 +7,8 @@
  *       back with the common readers (the generator itself is sound)
  *
  * Scenarios: clean, damaged (one run of every class, each precedence case, a
- * partial last sector, an unwritten extent, holes), nomanifest.
+ * partial last sector, an unwritten extent, holes, content shared by
+ * neighbouring sectors), nomanifest.
  * The disk is simulated here: a write stores its sectors and logs them; a
  * "vanished" write does neither; a "lied" write logs but does not store. */
 #include <errno.h>
@@ -155,11 +156,15 @@ truth (struct gen *g, const char *path, uint64_t fs, uint64_t n, int64_t ds,
  *   hole   file sectors 32-39 (32-35 expected zeros, 36-39 data)
  *   ext B  file sectors 40-47 -> disk 4096-4103, UNWRITTEN (40-43 zeros)
  *   ext C  file sectors 48-63 -> disk 6144-6159, last sector partial
- * File /data/f2: 2 sectors, 700 bytes, disk 7000-7001. */
+ * File /data/f2: 2 sectors, 700 bytes, disk 7000-7001.
+ * File /data/f3: one page, disk 7100-7107; sectors 2 and 3 share their
+ * content (as one of linus2006's 1460-byte chunks fills two sectors). */
 #define F1_SIZE (64 * SECTOR - 300)
 #define F2_SIZE 700
+#define F3_SIZE (8 * SECTOR)
 #define TAG_F1 0x1100000000ull
 #define TAG_F2 0x2200000000ull
+#define TAG_F3 0x3300000000ull
 #define TAG_OLD 0x7700000000ull
 #define TAG_LATER 0x8800000000ull
 
@@ -171,9 +176,12 @@ static struct wtmf_extent f1_ext[] = {
 static struct wtmf_extent f2_ext[] = {
   { 0, 7000 * SECTOR, 2 * SECTOR, 0 },
 };
+static struct wtmf_extent f3_ext[] = {
+  { 0, 7100 * SECTOR, 8 * SECTOR, 0 },
+};
 
-static uint64_t f1_hash[64], f2_hash[2];
-static uint32_t f1_op[64], f2_op[2];
+static uint64_t f1_hash[64], f2_hash[2], f3_hash[8];
+static uint32_t f1_op[64], f2_op[2], f3_op[8];
 
 static void
 expect (uint64_t *hashes, uint32_t *ops, uint64_t fs, uint64_t n,
@@ -215,6 +223,23 @@ write_partial (struct gen *g, uint64_t ds, uint64_t tag, size_t valid, bool log)
   uint64_t h = wt_sector_hash (s);
   if (log)
     log_record (g, WTLOG_WRITE, 0, ds * SECTOR, SECTOR, &h);
+}
+
+/* /data/f3: sector 3's write vanishes, but its content legitimately
+ * reached sector 2, which expects the same bytes: lost, not misplaced.
+ * Sector 4's content goes to sector 5, which expects other bytes:
+ * misplaced; sector 5 never gets its own: lost. */
+static void
+workload_f3 (struct gen *g, bool damaged)
+{
+  uint32_t o = op (g, 3, WTMF_OP_MMAP_STORE, 0, F3_SIZE);
+  expect (f3_hash, f3_op, 0, 8, TAG_F3, o);
+  f3_hash[3] = f3_hash[2];
+  disk_write (g, 7100, 3, TAG_F3, true, true);
+  disk_write (g, 7103, 1, TAG_F3 + 2, !damaged, !damaged);
+  disk_write (g, damaged ? 7105 : 7104, 1, TAG_F3 + 4, true, true);
+  disk_write (g, 7105, 1, TAG_F3 + 5, !damaged, !damaged);
+  disk_write (g, 7106, 2, TAG_F3 + 6, true, true);
 }
 
 static void
@@ -285,6 +310,7 @@ workload (struct gen *g, bool damaged)
   disk_write (g, 7000, 1, TAG_F2, true, true);
   if (!damaged)
     write_partial (g, 7001, TAG_F2 + 1, F2_SIZE - SECTOR, true);
+  workload_f3 (g, damaged);
   op (g, 1, WTMF_OP_FSYNC, 0, 0);
 }
 
@@ -299,20 +325,25 @@ write_truth (struct gen *g)
   truth (g, "/data/f1", 36, 4, -1, "unmapped");
   truth (g, "/data/f1", 44, 4, 4096 + 4, "lost");
   truth (g, "/data/f2", 1, 1, 7001, "lost");
+  truth (g, "/data/f3", 3, 1, 7103, "lost");
+  truth (g, "/data/f3", 4, 1, 7104, "misplaced");
+  truth (g, "/data/f3", 5, 1, 7105, "lost");
 }
 
 static void
 send_manifest (struct gen *g)
 {
-  struct wtmf_file files[2] = {
+  struct wtmf_file files[3] = {
     { .id = 1, .path = "/data/f1", .inode = 12, .size = F1_SIZE, .nextents = 3,
       .extents = f1_ext, .nsectors = 64, .hashes = f1_hash, .ops = f1_op },
     { .id = 2, .path = "/data/f2", .inode = 13, .size = F2_SIZE, .nextents = 1,
       .extents = f2_ext, .nsectors = 2, .hashes = f2_hash, .ops = f2_op },
+    { .id = 3, .path = "/data/f3", .inode = 14, .size = F3_SIZE, .nextents = 1,
+      .extents = f3_ext, .nsectors = 8, .hashes = f3_hash, .ops = f3_op },
   };
   struct wtmf_buf b = { 0 };
-  wtmf_buf_header (&b, 2, g->nops, 0);
-  for (int i = 0; i < 2; i++)
+  wtmf_buf_header (&b, 3, g->nops, 0);
+  for (int i = 0; i < 3; i++)
     wtmf_buf_file (&b, &files[i]);
   for (uint32_t i = 0; i < g->nops; i++)
     wtmf_buf_op (&b, &g->ops[i]);
@@ -418,8 +449,8 @@ self_test (const char *scenario)
   size_t used;
   bool want = strcmp (scenario, "nomanifest") != 0;
   bool got = mflen && wtmf_parse (mf, mflen, &man, &used, err, sizeof err) == 0;
-  tap_ok (got == want && (!got || (used == mflen && man.nfiles == 2)),
-          "%s: the manifest %s", scenario, want ? "parses, 2 files" : "is absent");
+  tap_ok (got == want && (!got || (used == mflen && man.nfiles == 3)),
+          "%s: the manifest %s", scenario, want ? "parses, 3 files" : "is absent");
   if (got)
     wtmf_free (&man);
   free (mf);
