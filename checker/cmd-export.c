@@ -54,7 +54,7 @@ wtc_export_parse (int argc, char **argv, struct wtc_export_opts *o)
     { "channel", 'c', 0, G_OPTION_ARG_FILENAME, &o->channel, "the run's channel.bin: its MARKs become MARK entries", "FILE" },
     { "base", 'b', 0, G_OPTION_ARG_FILENAME, &o->base, "the disk before the run: needed when a request is not sector-aligned (its sectors are written whole)", "FILE" },
     { "verbose", 'v', 0, G_OPTION_ARG_NONE, &o->verbose, "say what was written and dropped", NULL },
-    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o->args, NULL, "LOG OUT" },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o->args, NULL, NULL },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("--format dm-log-writes LOG OUT");

@@ -65,7 +65,7 @@ wtc_import_parse (int argc, char **argv, struct wtc_import_opts *o)
     { "disk-size", 's', 0, G_OPTION_ARG_INT64, &o->disk_size, "the disk's size in bytes (default: the end of the furthest range the log touches)", "BYTES" },
     { "channel", 'c', 0, G_OPTION_ARG_FILENAME, &o->channel, "where the log's MARKs go, as a wtrack channel (default OUT.channel.bin, written only when there are MARKs)", "FILE" },
     { "verbose", 'v', 0, G_OPTION_ARG_NONE, &o->verbose, "say what was imported", NULL },
-    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o->args, NULL, "dm-log-writes IN OUT.wtlog" },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o->args, NULL, NULL },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("dm-log-writes IN OUT.wtlog");

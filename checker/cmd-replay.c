@@ -54,7 +54,7 @@ wtc_replay_parse (int argc, char **argv, struct wtc_replay_opts *o)
     { "channel", 'c', 0, G_OPTION_ARG_FILENAME, &o->channel, "the guest's channel (channel.bin), for --to-mark and the MARKs of --list-points", "FILE" },
     { "list-points", 'l', 0, G_OPTION_ARG_NONE, &o->list_points, "print every FLUSH, FUA write and MARK with its seq and time; write no image", NULL },
     { "verbose", 'v', 0, G_OPTION_ARG_NONE, &o->verbose, "say what was applied", NULL },
-    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o->args, NULL, "LOG" },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o->args, NULL, NULL },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("LOG --base BASE --out IMAGE");

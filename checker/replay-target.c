@@ -123,6 +123,8 @@ wtc_target_write (struct wtc_target *t, uint64_t offset, const void *buf,
                   uint64_t len, GError **error)
 {
   const char *p = buf;
+  if (t->changed)
+    t->changed (t->changed_data, offset, len);
   while (len > 0) {
     ssize_t n = pwrite (t->fd, p, len, (off_t) offset);
     if (n < 0 && errno == EINTR)
@@ -205,6 +207,8 @@ wtc_target_zero (struct wtc_target *t, uint64_t offset, uint64_t len,
 {
   if (len == 0)
     return true;
+  if (t->changed)
+    t->changed (t->changed_data, offset, len);
   if (t->blockdev)
     return wtc_target_zero_blockdev (t, offset, len, error);
   if (fallocate (t->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,

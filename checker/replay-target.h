@@ -16,6 +16,10 @@ struct wtc_target {
   char *path;
   bool blockdev;
   uint64_t size;
+  /* When set, told every range written or zeroed (wtrack crash keeps its
+   * copies of the image up to date with it). */
+  void (*changed) (void *data, uint64_t offset, uint64_t length);
+  void *changed_data;
 };
 
 /* Whether a and b name the same file or device (the output must never be

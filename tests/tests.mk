@@ -16,3 +16,7 @@ tests/tools/faultset: tests/tools/faultset.c common/libwtcommon.a
 
 # check: the large synthetic run of scripts/bench-check.
 TEST_HELPERS += tests/tools/mkbigrun
+
+# Checkpoint manifests read independently of wtrack, and a log with one
+# sector's writes left out (the replay and crash run tests).
+TEST_HELPERS += tests/tools/ckptfiles tests/tools/dropwrites
