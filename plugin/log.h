@@ -1,22 +1,28 @@
-/* The plugin's side of writes.wtlog: positions reserved under a mutex,
- * records written in parallel with pwritev, and a "written up to" watermark
- * so a request is acknowledged only once its record and every record before
- * it are in the file. */
+/* The plugin's side of writes.wtlog: positions reserved under a mutex, then
+ * group commit: whichever thread finds the oldest unwritten record ready
+ * writes every ready record after it with one pwritev, and a "written up to"
+ * watermark lets a request be acknowledged only once its record and every
+ * record before it are in the file. */
 #ifndef WTP_LOG_H
 #define WTP_LOG_H
 
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "wtlog.h"
 
 /* A reserved stretch of the log; lives on the stack of its request until
- * wtp_log_commit() returns. */
+ * wtp_log_commit() returns (the batch writer reads its encoded record). */
 struct wtp_slot {
   uint64_t start, end;
-  bool done;
+  uint64_t seq;                 /* for messages */
+  bool ready;                   /* encoded: any thread may write it */
   bool waiting;                 /* its thread sleeps on cond */
+  int iovcnt;
+  struct iovec iov[4];
+  unsigned char fixed[WTLOG_FIXED_SIZE];
   pthread_cond_t cond;
   struct wtp_slot *next;
 };
@@ -32,8 +38,8 @@ uint64_t wtp_log_last_seq (void);
 bool wtp_log_is_broken (void);
 /* Assigns rec->seq and a position; -1 with errno EIO when the log is broken. */
 int wtp_log_reserve (struct wtp_slot *slot, struct wtlog_record *rec);
-/* Writes the record at its slot and waits until everything before it is
- * written.  0, or -1 with errno set (the log is then broken). */
+/* Gets the record written at its slot and waits until everything before it
+ * is written.  0, or -1 with errno set (the log is then broken). */
 int wtp_log_commit (struct wtp_slot *slot, struct wtlog_record *rec,
                     const uint64_t *hashes, const void *data);
 /* Reserve and commit in one step, for records without a range to order. */
