@@ -260,21 +260,21 @@ wtlog_writer_open (const char *path, const struct wtlog_header *h,
   return w;
 }
 
-static int
-wtlog_pwritev_all (int fd, struct iovec *iov, int n, uint64_t pos)
+int
+wtlog_pwritev_all (int fd, struct iovec *iov, int n, uint64_t *pos)
 {
   while (n > 0) {
-    ssize_t r = pwritev (fd, iov, n, (off_t) pos);
+    ssize_t r = pwritev (fd, iov, n, (off_t) *pos);
     if (r < 0) {
       if (errno == EINTR)
         continue;
       return -1;
     }
-    if (r == 0) {
-      errno = EIO;
+    if (r == 0) {               /* a regular file that takes nothing is full */
+      errno = ENOSPC;
       return -1;
     }
-    pos += (uint64_t) r;
+    *pos += (uint64_t) r;
     while (n > 0 && (size_t) r >= iov->iov_len) {
       r -= (ssize_t) iov->iov_len;
       iov++;
@@ -296,9 +296,8 @@ wtlog_writer_append (struct wtlog_writer *w, struct wtlog_record *rec,
   struct iovec iov[4];
   rec->seq = ++w->seq;
   int n = wtlog_encode (rec, hashes, data, fixed, iov);
-  if (wtlog_pwritev_all (w->fd, iov, n, w->pos) == -1)
+  if (wtlog_pwritev_all (w->fd, iov, n, &w->pos) == -1)
     return -1;
-  w->pos += rec->size;
   return 0;
 }
 

@@ -109,6 +109,10 @@ int wtlog_encode (struct wtlog_record *rec, const uint64_t *hashes,
                   const void *data, unsigned char fixed[WTLOG_FIXED_SIZE],
                   struct iovec iov[4]);
 
+/* Write all of iov at *pos (retrying short writes), advancing *pos;
+ * 0, or -1 with errno set (ENOSPC when the file takes no more). */
+int wtlog_pwritev_all (int fd, struct iovec *iov, int n, uint64_t *pos);
+
 /* Sequential writer: header at open, records appended with seq 1, 2, ... */
 struct wtlog_writer;
 struct wtlog_writer *wtlog_writer_open (const char *path,

@@ -56,34 +56,6 @@ wtp_log_now (void)
 
 /* Writes n iovecs at *pos; *pos ends where writing stopped.  0 or -1 with
  * errno set. */
-static int
-wtp_pwritev_all (int fd, struct iovec *iov, int n, uint64_t *pos)
-{
-  while (n > 0) {
-    ssize_t r = pwritev (fd, iov, n, (off_t) *pos);
-    if (r < 0) {
-      if (errno == EINTR)
-        continue;
-      return -1;
-    }
-    if (r == 0) {
-      errno = ENOSPC;
-      return -1;
-    }
-    *pos += (uint64_t) r;
-    while (n > 0 && (size_t) r >= iov->iov_len) {
-      r -= (ssize_t) iov->iov_len;
-      iov++;
-      n--;
-    }
-    if (n > 0) {
-      iov->iov_base = (char *) iov->iov_base + r;
-      iov->iov_len -= (size_t) r;
-    }
-  }
-  return 0;
-}
-
 int
 wtp_log_create (const char *path, const struct wtlog_header *h)
 {
@@ -102,7 +74,7 @@ wtp_log_create (const char *path, const struct wtlog_header *h)
     return -1;
   }
   wtlog_header_encode (h, buf);
-  if (wtp_pwritev_all (wtp_log.fd, &iov, 1, &pos) == -1) {
+  if (wtlog_pwritev_all (wtp_log.fd, &iov, 1, &pos) == -1) {
     nbdkit_error ("write: log header: %s: %m", path);
     return -1;
   }
@@ -256,7 +228,7 @@ wtp_log_write_batch (void)
 
   wtp_log.writing = true;
   pthread_mutex_unlock (&wtp_log.lock);
-  int r = wtp_pwritev_all (wtp_log.fd, wtp_log.batch, iovcnt, &at);
+  int r = wtlog_pwritev_all (wtp_log.fd, wtp_log.batch, iovcnt, &at);
   int err = errno;
   pthread_mutex_lock (&wtp_log.lock);
   wtp_log.writing = false;
