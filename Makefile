@@ -1,6 +1,9 @@
 # wtrack: one non-recursive Makefile; each part adds its rules from its own
 # fragment (common/common.mk, plugin/plugin.mk, ...).
 
+# The rule for config.mk below comes first; plain "make" still means "all".
+.DEFAULT_GOAL := all
+
 ifeq ($(filter clean distclean help,$(MAKECMDGOALS)),)
 include config.mk
 endif
