@@ -64,6 +64,10 @@ wtc_dump_end_text (const struct wtlog_status *st)
             st->bad_offset, st->last_seq, st->error);
   else if (st->closed)
     printf ("# end: closed (%" PRIu64 " records)\n", st->records);
+  else if (st->zero_tail)
+    printf ("# end: not closed (nbdkit did not unload cleanly; %" PRIu64
+            " records, then %" PRIu64 " zero bytes it had allocated ahead)\n",
+            st->records, st->zero_tail);
   else
     printf ("# end: not closed (nbdkit did not unload cleanly; %" PRIu64 " records)\n",
             st->records);
@@ -127,6 +131,8 @@ wtc_dump_end_json (const struct wtlog_status *st)
   printf ("{\"end\":\"%s\",\"records\":%" PRIu64 ",\"last_seq\":%" PRIu64,
           st->torn ? "torn" : st->closed ? "closed" : "unclosed", st->records,
           st->last_seq);
+  if (st->zero_tail)
+    printf (",\"zero_tail\":%" PRIu64, st->zero_tail);
   if (st->torn) {
     printf (",\"bad_offset\":%" PRIu64 ",\"error\":", st->bad_offset);
     wtc_json_str (stdout, st->error);

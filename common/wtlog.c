@@ -421,6 +421,25 @@ wtlog_reader_open (const char *path, struct wtlog_header *h, char *err,
   return NULL;
 }
 
+/* Whether every byte from the read position to the end of the file is zero
+ * (the space a writer allocated ahead and never used); -1 on a read error.
+ * Consumes what it reads: the caller ends reading either way. */
+static int
+wtlog_reader_rest_is_zero (struct wtlog_reader *r)
+{
+  for (;;) {
+    for (size_t i = r->start; i < r->end; i++)
+      if (r->buf[i])
+        return 0;
+    if (r->eof)
+      return 1;
+    r->buf_pos += r->end;
+    r->start = r->end = 0;
+    if (wtlog_reader_fill (r, r->cap) < 0)
+      return -1;
+  }
+}
+
 static int
 wtlog_reader_bad (struct wtlog_reader *r, uint64_t at, const char *fmt, ...)
 {
@@ -502,13 +521,26 @@ wtlog_reader_next (struct wtlog_reader *r, struct wtlog_record *rec)
     r->done = true;
     return 1;
   }
-  if (got < WTLOG_FIXED_SIZE)
-    return wtlog_reader_bad (r, at, "torn: only %zd of the %d-byte fixed part",
-                             got, WTLOG_FIXED_SIZE);
   const unsigned char *p = r->buf + r->start;
-  wtlog_fixed_decode (p, rec);
-  if (rec->size == 0 && rec->crc == 0 && rec->type == 0)
+  bool short_fixed = got < WTLOG_FIXED_SIZE;
+  if (!short_fixed)
+    wtlog_fixed_decode (p, rec);
+  if (short_fixed || (rec->size == 0 && rec->crc == 0 && rec->type == 0)) {
+    /* Zeroes from here to the end are space allocated ahead by a writer that
+     * never closed the log: a clean, unclosed end.  Anything else is torn. */
+    int zero = wtlog_reader_rest_is_zero (r);
+    if (zero == 1) {
+      r->st.zero_tail = r->st.file_size - at;
+      r->done = true;
+      return 1;
+    }
+    if (zero < 0)
+      return wtlog_reader_bad (r, at, "read: %s", strerror (errno));
+    if (short_fixed)
+      return wtlog_reader_bad (r, at, "torn: only %zd of the %d-byte fixed part",
+                               got, WTLOG_FIXED_SIZE);
     return wtlog_reader_bad (r, at, "torn: zeroes where a record was due");
+  }
   const char *bad = wtlog_fixed_check (r, p, rec, why, sizeof why);
   if (bad)
     return wtlog_reader_bad (r, at, "%s", bad);

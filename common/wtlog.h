@@ -134,6 +134,8 @@ struct wtlog_status {
   uint64_t last_seq;    /* seq of the last good record, 0 if none */
   uint64_t records;     /* good records read */
   uint64_t file_size;
+  uint64_t zero_tail;   /* zero bytes after the last record of an unclosed
+                           log: space the plugin allocated ahead */
   char error[256];      /* what is wrong at bad_offset */
 };
 

@@ -1,45 +1,58 @@
-/* writes.wtlog from many threads.  The mutex is held only to hand out seq and
- * position (the idea of QEMU's blklogwrites) and to move the watermark.
- * Records are encoded outside it, then written by group commit: the thread
- * that finds the oldest unwritten slot ready becomes the writer and writes
- * the whole ready prefix of the queue with one pwritev.  Writing records in
- * parallel gained nothing: ext4 serializes buffered writes to one file on
- * its inode lock, and the waiters spun on it (16% of the CPU with data=on);
- * one writer also turns many small records into one system call.
- * Slots are queued in position order; the writer wakes only the threads
- * whose slots it wrote (a broadcast would wake every waiter for every batch
- * and make them fight for the mutex), and hands the writer's role to the
- * next ready slot when its own record is written. */
+/* writes.wtlog from many threads.  The file is mapped shared into memory, and
+ * a record is "in the log" once its bytes are in that mapping: they are then
+ * in the page cache, which outlives nbdkit exactly as a write(2) would.
+ * The mutex is held only to hand out seq and position (the idea of QEMU's
+ * blklogwrites) and to move the watermark; every thread copies its own record
+ * in parallel, without a system call.  With write(2), ext4 serialized the
+ * writers on the log's inode lock and one system call per record (or per
+ * group of records) cost more than the plugin's own work: see
+ * doc/design.md, "The plugin's log".
+ * Space is allocated ahead with posix_fallocate, under the mutex, so that a
+ * full file system fails a reservation with ENOSPC instead of a store into
+ * the mapping failing with SIGBUS.  The preallocated tail is cut off when
+ * the log is closed; a plugin killed before that leaves zeroes after the
+ * last record, which the reader takes as the end of an unclosed log.
+ * Records are reserved in position order and queued; a request is
+ * acknowledged only when its record and every record before it are copied
+ * (the watermark), so a log cut by SIGKILL never has a hole before an
+ * acknowledged record. */
 #include "log.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
+/* Allocation step of the log file: few enough posix_fallocate calls (each
+ * under the mutex) while a little of the file system is held in advance. */
+#define WTP_LOG_GROW (64u << 20)
+/* The mapping is one window of address space over the whole log, so that a
+ * record's address never changes; MAP_NORESERVE costs nothing for the part
+ * not used.  Smaller windows are tried when the address space is limited. */
+#define WTP_LOG_WINDOW_MAX (UINT64_C (1) << 44)
+#define WTP_LOG_WINDOW_MIN (UINT64_C (1) << 30)
+
 static struct {
   int fd;
   char *path;
   uint64_t start_monotonic_ns;
+  unsigned char *map;           /* the log from byte 0, MAP_SHARED */
+  uint64_t window;              /* bytes of address space mapped */
   pthread_mutex_t lock;
   uint64_t seq;                 /* last seq handed out */
   uint64_t pos;                 /* next free byte */
-  uint64_t written;             /* every byte before this is written */
+  uint64_t allocated;           /* the file's size: bytes allocated */
+  uint64_t written;             /* every record before this is copied */
   struct wtp_slot *head, *tail; /* reserved, not yet under the watermark */
-  bool writing;                 /* a thread is writing a batch */
-  struct iovec batch[IOV_MAX];  /* the batch, owned by the writing thread */
-  bool broken;
-  uint64_t broken_at;           /* first byte that can never be written */
-  uint64_t failed_seq;          /* the record whose write failed ... */
-  int failed_err;               /* ... gets this error, later ones EIO */
+  bool broken;                  /* no more reservations */
 } wtp_log = {
   .fd = -1,
   .lock = PTHREAD_MUTEX_INITIALIZER,
@@ -54,8 +67,24 @@ wtp_log_now (void)
   return now - wtp_log.start_monotonic_ns;
 }
 
-/* Writes n iovecs at *pos; *pos ends where writing stopped.  0 or -1 with
- * errno set. */
+/* Maps the largest window the address space allows.  0 or -1 with errno. */
+static int
+wtp_log_map (void)
+{
+  for (uint64_t w = WTP_LOG_WINDOW_MAX; w >= WTP_LOG_WINDOW_MIN; w /= 2) {
+    void *p = mmap (NULL, w, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE,
+                    wtp_log.fd, 0);
+    if (p != MAP_FAILED) {
+      wtp_log.map = p;
+      wtp_log.window = w;
+      return 0;
+    }
+    if (errno != ENOMEM)
+      return -1;
+  }
+  return -1;
+}
+
 int
 wtp_log_create (const char *path, const struct wtlog_header *h)
 {
@@ -68,7 +97,8 @@ wtp_log_create (const char *path, const struct wtlog_header *h)
     nbdkit_error ("strdup: %m");
     return -1;
   }
-  wtp_log.fd = open (path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  /* Read and write: a shared writable mapping needs both. */
+  wtp_log.fd = open (path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (wtp_log.fd == -1) {
     nbdkit_error ("open: log: %s: %m", path);
     return -1;
@@ -78,8 +108,12 @@ wtp_log_create (const char *path, const struct wtlog_header *h)
     nbdkit_error ("write: log header: %s: %m", path);
     return -1;
   }
+  if (wtp_log_map () == -1) {
+    nbdkit_error ("mmap: log: %s: %m", path);
+    return -1;
+  }
   wtp_log.start_monotonic_ns = h->start_monotonic_ns;
-  wtp_log.pos = wtp_log.written = WTLOG_HEADER_SIZE;
+  wtp_log.pos = wtp_log.written = wtp_log.allocated = WTLOG_HEADER_SIZE;
   return 0;
 }
 
@@ -89,17 +123,13 @@ wtp_log_is_broken (void)
   return __atomic_load_n (&wtp_log.broken, __ATOMIC_ACQUIRE);
 }
 
-/* Called with the mutex held: every waiter rechecks whether its slot can
- * still be reached. */
+/* Called with the mutex held.  Records already reserved are still copied
+ * and acknowledged: their space is allocated, and they come before the
+ * failure. */
 static void
-wtp_log_break (uint64_t at)
+wtp_log_break (void)
 {
-  if (!wtp_log.broken || at < wtp_log.broken_at)
-    wtp_log.broken_at = at;
   __atomic_store_n (&wtp_log.broken, true, __ATOMIC_RELEASE);
-  for (struct wtp_slot *s = wtp_log.head; s; s = s->next)
-    if (s->waiting)
-      pthread_cond_signal (&s->cond);
 }
 
 uint64_t
@@ -109,6 +139,31 @@ wtp_log_last_seq (void)
   uint64_t seq = wtp_log.seq;
   pthread_mutex_unlock (&wtp_log.lock);
   return seq;
+}
+
+/* Called with the mutex held: makes the file at least end bytes long, with
+ * its blocks allocated; a step ahead when the file system has room, else
+ * just what is needed.  0 or an errno. */
+static int
+wtp_log_allocate (uint64_t end)
+{
+  if (end <= wtp_log.allocated)
+    return 0;
+  if (end > wtp_log.window)
+    return EFBIG;
+  uint64_t ahead = (end + WTP_LOG_GROW - 1) / WTP_LOG_GROW * WTP_LOG_GROW;
+  if (ahead > wtp_log.window)
+    ahead = wtp_log.window;
+  int err = posix_fallocate (wtp_log.fd, (off_t) wtp_log.allocated,
+                             (off_t) (ahead - wtp_log.allocated));
+  if (err == ENOSPC || err == EFBIG) {
+    ahead = end;
+    err = posix_fallocate (wtp_log.fd, (off_t) wtp_log.allocated,
+                           (off_t) (ahead - wtp_log.allocated));
+  }
+  if (err == 0)
+    wtp_log.allocated = ahead;
+  return err;
 }
 
 int
@@ -122,10 +177,22 @@ wtp_log_reserve (struct wtp_slot *slot, struct wtlog_record *rec)
     errno = EIO;
     return -1;
   }
+  int err = wtp_log_allocate (wtp_log.pos + size);
+  if (err) {
+    /* The request's effect on the image can never be logged: from here on
+     * the log would not replay to the image, so it takes nothing more. */
+    wtp_log_break ();
+    errno = err;
+    nbdkit_error ("write: log: %s: seq %" PRIu64 " at byte %" PRIu64 ": %m",
+                  wtp_log.path, wtp_log.seq + 1, wtp_log.pos);
+    pthread_mutex_unlock (&wtp_log.lock);
+    errno = err;
+    return -1;
+  }
   rec->seq = slot->seq = ++wtp_log.seq;
   slot->start = wtp_log.pos;
   slot->end = wtp_log.pos += size;
-  slot->ready = false;
+  slot->copied = false;
   slot->waiting = false;
   slot->next = NULL;
   if (wtp_log.tail)
@@ -137,63 +204,23 @@ wtp_log_reserve (struct wtp_slot *slot, struct wtlog_record *rec)
   return 0;
 }
 
-/* Called with the mutex held. */
+/* Copies the encoded record to its place in the mapping. */
 static void
-wtp_log_unqueue (struct wtp_slot *slot)
+wtp_log_copy (const struct wtp_slot *slot)
 {
-  struct wtp_slot *prev = NULL;
-  for (struct wtp_slot *s = wtp_log.head; s; prev = s, s = s->next)
-    if (s == slot) {
-      if (prev)
-        prev->next = s->next;
-      else
-        wtp_log.head = s->next;
-      if (wtp_log.tail == s)
-        wtp_log.tail = prev;
-      return;
-    }
-}
-
-/* Called with the mutex held: whether slot may still be written: a break
- * (a failed write or fdatasync) stops the log at broken_at. */
-static bool
-wtp_log_writable (const struct wtp_slot *slot)
-{
-  return !wtp_log.broken || slot->end <= wtp_log.broken_at;
-}
-
-/* Called with the mutex held: whether the oldest unwritten slot is ready and
- * nobody writes, so the caller may write a batch.  A gap (a slot removed
- * after a failure) stops the watermark for good. */
-static bool
-wtp_log_can_write_batch (void)
-{
-  return !wtp_log.writing && wtp_log.head && wtp_log.head->ready
-    && wtp_log.head->start == wtp_log.written
-    && wtp_log_writable (wtp_log.head);
-}
-
-/* Called with the mutex held: gathers the ready prefix of the queue into
- * wtp_log.batch; returns the iovec count. */
-static int
-wtp_log_gather (void)
-{
-  int n = 0;
-  for (struct wtp_slot *s = wtp_log.head;
-       s && s->ready && wtp_log_writable (s) && n + s->iovcnt <= IOV_MAX;
-       s = s->next) {
-    memcpy (wtp_log.batch + n, s->iov, s->iovcnt * sizeof *s->iov);
-    n += s->iovcnt;
+  unsigned char *to = wtp_log.map + slot->start;
+  for (int i = 0; i < slot->iovcnt; i++) {
+    memcpy (to, slot->iov[i].iov_base, slot->iov[i].iov_len);
+    to += slot->iov[i].iov_len;
   }
-  return n;
 }
 
-/* Called with the mutex held: every slot that ends at or before end is in
- * the file; move the watermark over them and wake their threads. */
+/* Called with the mutex held: moves the watermark over the copied prefix of
+ * the queue and wakes the threads whose records it passed. */
 static void
-wtp_log_advance (uint64_t end)
+wtp_log_advance (void)
 {
-  while (wtp_log.head && wtp_log.head->end <= end) {
+  while (wtp_log.head && wtp_log.head->copied) {
     struct wtp_slot *s = wtp_log.head;
     wtp_log.head = s->next;
     wtp_log.written = s->end;
@@ -204,83 +231,23 @@ wtp_log_advance (uint64_t end)
     wtp_log.tail = NULL;
 }
 
-/* Called with the mutex held: a batch's write stopped inside the queue's
- * head (the records before it are written and advanced over). */
-static void
-wtp_log_write_failed (int err)
-{
-  struct wtp_slot *s = wtp_log.head;
-  errno = err;
-  nbdkit_error ("write: log: %s: seq %" PRIu64 " at byte %" PRIu64 ": %m",
-                wtp_log.path, s->seq, s->start);
-  wtp_log.failed_seq = s->seq;
-  wtp_log.failed_err = err;
-  wtp_log_break (s->start);
-}
-
-/* Called with the mutex held, by the thread that may write a batch (see
- * wtp_log_can_write_batch); drops the mutex during the write. */
-static void
-wtp_log_write_batch (void)
-{
-  int iovcnt = wtp_log_gather ();
-  uint64_t at = wtp_log.head->start;
-
-  wtp_log.writing = true;
-  pthread_mutex_unlock (&wtp_log.lock);
-  int r = wtlog_pwritev_all (wtp_log.fd, wtp_log.batch, iovcnt, &at);
-  int err = errno;
-  pthread_mutex_lock (&wtp_log.lock);
-  wtp_log.writing = false;
-  wtp_log_advance (at);
-  if (r == -1)
-    wtp_log_write_failed (err);
-}
-
-/* Called with the mutex held: writes batches while they are there to write,
- * until the slot is under the watermark (0) or can never be, because an
- * earlier record failed (-1, EIO).  Once its own record is written the
- * thread leaves, and the next ready slot's thread takes over. */
-static int
-wtp_log_write_or_wait (struct wtp_slot *slot)
-{
-  int r = 0;
-  while (wtp_log.written < slot->end) {
-    if (!wtp_log_writable (slot)) {
-      wtp_log_unqueue (slot);
-      errno = slot->seq == wtp_log.failed_seq ? wtp_log.failed_err : EIO;
-      r = -1;
-      break;
-    }
-    if (wtp_log_can_write_batch ()) {
-      wtp_log_write_batch ();
-      continue;
-    }
-    if (!slot->waiting) {
-      pthread_cond_init (&slot->cond, NULL);
-      slot->waiting = true;
-    }
-    pthread_cond_wait (&slot->cond, &wtp_log.lock);
-  }
-  if (wtp_log_can_write_batch () && wtp_log.head->waiting)
-    pthread_cond_signal (&wtp_log.head->cond);
-  if (slot->waiting) {
-    slot->waiting = false;
-    pthread_cond_destroy (&slot->cond);
-  }
-  return r;
-}
-
-int
+void
 wtp_log_commit (struct wtp_slot *slot, struct wtlog_record *rec,
                 const uint64_t *hashes, const void *data)
 {
   slot->iovcnt = wtlog_encode (rec, hashes, data, slot->fixed, slot->iov);
+  wtp_log_copy (slot);
   pthread_mutex_lock (&wtp_log.lock);
-  slot->ready = true;
-  int r = wtp_log_write_or_wait (slot);
+  slot->copied = true;
+  wtp_log_advance ();
+  if (wtp_log.written < slot->end) {
+    pthread_cond_init (&slot->cond, NULL);
+    slot->waiting = true;
+    while (wtp_log.written < slot->end)
+      pthread_cond_wait (&slot->cond, &wtp_log.lock);
+    pthread_cond_destroy (&slot->cond);
+  }
   pthread_mutex_unlock (&wtp_log.lock);
-  return r;
 }
 
 int
@@ -290,19 +257,21 @@ wtp_log_append (struct wtlog_record *rec, const uint64_t *hashes,
   struct wtp_slot slot;
   if (wtp_log_reserve (&slot, rec) == -1)
     return -1;
-  return wtp_log_commit (&slot, rec, hashes, data);
+  wtp_log_commit (&slot, rec, hashes, data);
+  return 0;
 }
 
 int
 wtp_log_sync (void)
 {
+  /* fdatasync writes back the pages dirtied through the mapping too. */
   if (fdatasync (wtp_log.fd) == 0)
     return 0;
   int err = errno;
   nbdkit_error ("fdatasync: log: %s: %m", wtp_log.path);
   pthread_mutex_lock (&wtp_log.lock);
   /* What is written may not be durable: nothing more can be acknowledged. */
-  wtp_log_break (wtp_log.pos);
+  wtp_log_break ();
   pthread_mutex_unlock (&wtp_log.lock);
   errno = err;
   return -1;
@@ -311,7 +280,15 @@ wtp_log_sync (void)
 void
 wtp_log_close (void)
 {
+  if (wtp_log.map) {
+    munmap (wtp_log.map, wtp_log.window);
+    wtp_log.map = NULL;
+  }
   if (wtp_log.fd >= 0) {
+    /* Cut off the space allocated ahead: the file ends with its last
+     * record. */
+    if (ftruncate (wtp_log.fd, (off_t) wtp_log.written) == -1)
+      nbdkit_error ("ftruncate: log: %s: %m", wtp_log.path);
     if (fdatasync (wtp_log.fd) == -1)
       nbdkit_error ("fdatasync: log: %s: %m", wtp_log.path);
     if (close (wtp_log.fd) == -1)

@@ -1,8 +1,7 @@
-/* The plugin's side of writes.wtlog: positions reserved under a mutex, then
- * group commit: whichever thread finds the oldest unwritten record ready
- * writes every ready record after it with one pwritev, and a "written up to"
- * watermark lets a request be acknowledged only once its record and every
- * record before it are in the file. */
+/* The plugin's side of writes.wtlog: positions reserved under a mutex, each
+ * record copied by its own thread into a shared mapping of the file, and a
+ * "copied up to" watermark that lets a request be acknowledged only once its
+ * record and every record before it are in the file. */
 #ifndef WTP_LOG_H
 #define WTP_LOG_H
 
@@ -14,11 +13,11 @@
 #include "wtlog.h"
 
 /* A reserved stretch of the log; lives on the stack of its request until
- * wtp_log_commit() returns (the batch writer reads its encoded record). */
+ * wtp_log_commit() returns. */
 struct wtp_slot {
   uint64_t start, end;
   uint64_t seq;                 /* for messages */
-  bool ready;                   /* encoded: any thread may write it */
+  bool copied;                  /* its record is in the mapping */
   bool waiting;                 /* its thread sleeps on cond */
   int iovcnt;
   struct iovec iov[4];
@@ -36,11 +35,14 @@ uint64_t wtp_log_now (void);
  * after it and before any later write to the same sectors. */
 uint64_t wtp_log_last_seq (void);
 bool wtp_log_is_broken (void);
-/* Assigns rec->seq and a position; -1 with errno EIO when the log is broken. */
+/* Assigns rec->seq and a position, allocating the file's space.  -1 with
+ * errno EIO when the log is broken, or the allocation's error (ENOSPC, ...),
+ * which breaks it. */
 int wtp_log_reserve (struct wtp_slot *slot, struct wtlog_record *rec);
-/* Gets the record written at its slot and waits until everything before it
- * is written.  0, or -1 with errno set (the log is then broken). */
-int wtp_log_commit (struct wtp_slot *slot, struct wtlog_record *rec,
+/* Copies the record to its slot and waits until every record before it is
+ * copied too.  Cannot fail: the slot's space was allocated by the
+ * reservation. */
+void wtp_log_commit (struct wtp_slot *slot, struct wtlog_record *rec,
                     const uint64_t *hashes, const void *data);
 /* Reserve and commit in one step, for records without a range to order. */
 int wtp_log_append (struct wtlog_record *rec, const uint64_t *hashes,

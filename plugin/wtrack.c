@@ -545,8 +545,7 @@ static int
 wtp_finish (struct wtp_slot *slot, struct wtlog_record *rec,
             const uint64_t *hashes, const void *data, int err, bool durable)
 {
-  if (wtp_log_commit (slot, rec, hashes, data) == -1)
-    return wtp_fail (errno);
+  wtp_log_commit (slot, rec, hashes, data);
   if (durable && !err && wtp_log_sync () == -1)
     return wtp_fail (errno);
   return err ? wtp_fail (err) : 0;

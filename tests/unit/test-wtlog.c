@@ -159,7 +159,7 @@ main (void)
   snprintf (path, sizeof path, "%s/t.wtlog", dir);
   make_samples ();
   write_log ();
-  tap_plan (9);
+  tap_plan (12);
 
   struct wtlog_header h;
   char err[256];
@@ -204,6 +204,46 @@ main (void)
   truncate (path, last_at);
   n = read_all (&rc, &st, &same);
   tap_ok (n == nsamples - 1 && rc == 1 && !st.torn, "a cut at a record boundary reads clean");
+
+  /* Zeroes after the last record (space the plugin allocated ahead and a
+   * kill left behind): a clean, unclosed end, however long they are. */
+  int tail_ok = 1;
+  const off_t tails[] = { 8, 63, 64, 65, 4096, 3 << 20 };
+  for (size_t i = 0; i < sizeof tails / sizeof tails[0]; i++) {
+    write_log ();
+    truncate (path, full + tails[i]);
+    n = read_all (&rc, &st, &same);
+    if (n != nsamples || !same || rc != 1 || st.torn
+        || st.zero_tail != (uint64_t) tails[i]) {
+      fprintf (stderr, "# zero tail of %jd: n=%d rc=%d torn=%d zero_tail=%" PRIu64 "\n",
+               (intmax_t) tails[i], n, rc, st.torn, st.zero_tail);
+      tail_ok = 0;
+    }
+  }
+  tap_ok (tail_ok, "a zero tail of 8 bytes to 3 MiB ends the log cleanly, unclosed");
+
+  /* Zeroes where a record was due, with a record after them: a hole, torn. */
+  write_log ();
+  {
+    char zeroes[4096] = { 0 };
+    int hole = open (path, O_RDWR);
+    pwrite (hole, zeroes, samples[nsamples - 2].rec.size,
+            last_at - samples[nsamples - 2].rec.size);
+    close (hole);
+  }
+  n = read_all (&rc, &st, &same);
+  tap_ok (n == nsamples - 2 && rc == -1 && st.torn && st.zero_tail == 0
+          && st.bad_offset == (uint64_t) (last_at - samples[nsamples - 2].rec.size)
+          && strstr (st.error, "zeroes where a record was due"),
+          "a zeroed record before a good one is a torn log: %s", st.error);
+
+  /* A record cut short and then zeroes: torn at that record. */
+  write_log ();
+  truncate (path, last_at + 16);
+  truncate (path, full + 4096);
+  n = read_all (&rc, &st, &same);
+  tap_ok (n == nsamples - 1 && rc == -1 && st.torn && st.bad_offset == (uint64_t) last_at,
+          "a cut record followed by zeroes is torn at byte %jd", (intmax_t) last_at);
 
   /* A flipped bit anywhere after the header is reported at its record. */
   int flip_ok = 1;
