@@ -108,12 +108,12 @@ wtp_log_create (const char *path, const struct wtlog_header *h)
     nbdkit_error ("write: log header: %s: %m", path);
     return -1;
   }
+  wtp_log.start_monotonic_ns = h->start_monotonic_ns;
+  wtp_log.pos = wtp_log.written = wtp_log.allocated = WTLOG_HEADER_SIZE;
   if (wtp_log_map () == -1) {
     nbdkit_error ("mmap: log: %s: %m", path);
     return -1;
   }
-  wtp_log.start_monotonic_ns = h->start_monotonic_ns;
-  wtp_log.pos = wtp_log.written = wtp_log.allocated = WTLOG_HEADER_SIZE;
   return 0;
 }
 
