@@ -43,7 +43,7 @@ int wtp_log_reserve (struct wtp_slot *slot, struct wtlog_record *rec);
  * copied too.  Cannot fail: the slot's space was allocated by the
  * reservation. */
 void wtp_log_commit (struct wtp_slot *slot, struct wtlog_record *rec,
-                    const uint64_t *hashes, const void *data);
+                     const uint64_t *hashes, const void *data);
 /* Reserve and commit in one step, for records without a range to order. */
 int wtp_log_append (struct wtlog_record *rec, const uint64_t *hashes,
                     const void *data);
