@@ -1,6 +1,7 @@
 # common/: the formats, CRC32C and the sector hash, linked into every part.
 # Built twice: for the host, and static without glib for the guest.
-COMMON_SRCS = common/crc32c.c common/wtlog.c common/channel.c common/manifest.c
+COMMON_SRCS = common/crc32c.c common/wtlog.c common/channel.c common/manifest.c \
+	common/sector-hash.c common/sector-hash-avx2.c
 COMMON_OBJS = $(COMMON_SRCS:.c=.o)
 COMMON_PIC_OBJS = $(COMMON_SRCS:.c=.pic.o)
 COMMON_HDRS = $(wildcard common/*.h)
@@ -10,6 +11,11 @@ common/%.o: common/%.c $(COMMON_HDRS) config.mk
 
 common/%.pic.o: common/%.c $(COMMON_HDRS) config.mk
 	$(CC) $(ALL_CFLAGS) -fPIC -c $< -o $@
+
+# Only this file may use AVX2; sector-hash.c calls it where the CPU has it.
+ifeq ($(shell uname -m),x86_64)
+common/sector-hash-avx2.o common/sector-hash-avx2.pic.o: ALL_CFLAGS += -mavx2
+endif
 
 common/libwtcommon.a: $(COMMON_OBJS)
 	rm -f $@ && ar rcs $@ $^
