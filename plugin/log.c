@@ -141,6 +141,20 @@ wtp_log_last_seq (void)
   return seq;
 }
 
+/* posix_fallocate from the allocated end to byte end.  0 or an errno. */
+static int
+wtp_log_allocate_to (uint64_t end)
+{
+  int err;
+  do
+    err = posix_fallocate (wtp_log.fd, (off_t) wtp_log.allocated,
+                           (off_t) (end - wtp_log.allocated));
+  while (err == EINTR);
+  if (err == 0)
+    wtp_log.allocated = end;
+  return err;
+}
+
 /* Called with the mutex held: makes the file at least end bytes long, with
  * its blocks allocated; a step ahead when the file system has room, else
  * just what is needed.  0 or an errno. */
@@ -154,15 +168,9 @@ wtp_log_allocate (uint64_t end)
   uint64_t ahead = (end + WTP_LOG_GROW - 1) / WTP_LOG_GROW * WTP_LOG_GROW;
   if (ahead > wtp_log.window)
     ahead = wtp_log.window;
-  int err = posix_fallocate (wtp_log.fd, (off_t) wtp_log.allocated,
-                             (off_t) (ahead - wtp_log.allocated));
-  if (err == ENOSPC || err == EFBIG) {
-    ahead = end;
-    err = posix_fallocate (wtp_log.fd, (off_t) wtp_log.allocated,
-                           (off_t) (ahead - wtp_log.allocated));
-  }
-  if (err == 0)
-    wtp_log.allocated = ahead;
+  int err = wtp_log_allocate_to (ahead);
+  if (err == ENOSPC || err == EFBIG)
+    err = wtp_log_allocate_to (end);
   return err;
 }
 
