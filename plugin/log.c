@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -197,7 +198,7 @@ wtp_log_reserve (struct wtp_slot *slot, struct wtlog_record *rec)
     errno = err;
     return -1;
   }
-  rec->seq = slot->seq = ++wtp_log.seq;
+  rec->seq = ++wtp_log.seq;
   slot->start = wtp_log.pos;
   slot->end = wtp_log.pos += size;
   slot->copied = false;
@@ -214,12 +215,12 @@ wtp_log_reserve (struct wtp_slot *slot, struct wtlog_record *rec)
 
 /* Copies the encoded record to its place in the mapping. */
 static void
-wtp_log_copy (const struct wtp_slot *slot)
+wtp_log_copy (const struct wtp_slot *slot, const struct iovec *iov, int iovcnt)
 {
   unsigned char *to = wtp_log.map + slot->start;
-  for (int i = 0; i < slot->iovcnt; i++) {
-    memcpy (to, slot->iov[i].iov_base, slot->iov[i].iov_len);
-    to += slot->iov[i].iov_len;
+  for (int i = 0; i < iovcnt; i++) {
+    memcpy (to, iov[i].iov_base, iov[i].iov_len);
+    to += iov[i].iov_len;
   }
 }
 
@@ -243,8 +244,10 @@ void
 wtp_log_commit (struct wtp_slot *slot, struct wtlog_record *rec,
                 const uint64_t *hashes, const void *data)
 {
-  slot->iovcnt = wtlog_encode (rec, hashes, data, slot->fixed, slot->iov);
-  wtp_log_copy (slot);
+  unsigned char fixed[WTLOG_FIXED_SIZE];
+  struct iovec iov[4];
+  int iovcnt = wtlog_encode (rec, hashes, data, fixed, iov);
+  wtp_log_copy (slot, iov, iovcnt);
   pthread_mutex_lock (&wtp_log.lock);
   slot->copied = true;
   wtp_log_advance ();

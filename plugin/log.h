@@ -8,7 +8,6 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <sys/uio.h>
 
 #include "wtlog.h"
 
@@ -16,12 +15,8 @@
  * wtp_log_commit() returns. */
 struct wtp_slot {
   uint64_t start, end;
-  uint64_t seq;                 /* for messages */
   bool copied;                  /* its record is in the mapping */
   bool waiting;                 /* its thread sleeps on cond */
-  int iovcnt;
-  struct iovec iov[4];
-  unsigned char fixed[WTLOG_FIXED_SIZE];
   pthread_cond_t cond;
   struct wtp_slot *next;
 };
