@@ -25,6 +25,18 @@ wtrack_run () {
   return 0
 }
 
+# checkpoint_run NAME: a clean run with checkpoints to replay and crash on:
+# ext4, the pwrite workload on 2 files of 2 MiB, 200 ops, every file
+# fsynced each 50 ops and a checkpoint reported after each fsync.  One test
+# point (the run exits 0); bails out otherwise.  Sets run to its directory.
+checkpoint_run () {
+  wtrack_run "$1" --data-log --workload pwrite --files 2 --size 2M --ops 200 \
+    --fsync-every 50 --checkpoint
+  check "the run exits 0 (clean report)" [ "$run_status" = 0 ]
+  [ "$run_status" = 0 ] || bail_out
+  run=$T/$1
+}
+
 check_run_facts () {
   local name=$1
   local facts=$T/$name.facts

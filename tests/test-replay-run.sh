@@ -11,11 +11,7 @@ require_tools cmp
 require_built "$TOP/tests/tools/ckptfiles"
 plan 9
 
-wtrack_run rr --data-log --workload pwrite --files 2 --size 2M --ops 200 \
-  --fsync-every 50 --checkpoint
-check "the run exits 0 (clean report)" [ "$run_status" = 0 ]
-[ "$run_status" = 0 ] || bail_out
-run=$T/rr
+checkpoint_run rr
 
 "$WTRACK" replay "$run/writes.wtlog" --base "$run/base.img" --out "$T/end.img"
 check "replay to the end equals disk.img" cmp "$T/end.img" "$run/disk.img"
