@@ -15,13 +15,18 @@
  * Records are reserved in position order and queued; a request is
  * acknowledged only when its record and every record before it are copied
  * (the watermark), so a log cut by SIGKILL never has a hole before an
- * acknowledged record. */
+ * acknowledged record.
+ * The first store into a page of the log costs a page fault, a zeroed page
+ * and the file system's page_mkwrite; a helper thread at SCHED_IDLE
+ * prefaults the pages ahead of the next free byte, so that work is done
+ * with CPU time nothing else wanted instead of on a request's path. */
 #include "log.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -40,6 +45,9 @@
  * not used.  Smaller windows are tried when the address space is limited. */
 #define WTP_LOG_WINDOW_MAX (UINT64_C (1) << 44)
 #define WTP_LOG_WINDOW_MIN (UINT64_C (1) << 30)
+/* How far ahead of the next free byte the helper prefaults: a fraction of a
+ * second of 4 KiB writes, a few 1 MiB writes with data=on. */
+#define WTP_LOG_PREFAULT_AHEAD (16u << 20)
 
 static struct {
   int fd;
@@ -54,9 +62,18 @@ static struct {
   uint64_t written;             /* every record before this is copied */
   struct wtp_slot *head, *tail; /* reserved, not yet under the watermark */
   bool broken;                  /* no more reservations */
+  /* The prefault helper; the fields below are under the mutex too. */
+  pthread_t prefaulter;
+  bool prefaulter_running;
+  bool prefaulter_asleep;       /* waits on prefault_wanted */
+  bool prefaulter_stop;
+  pthread_cond_t prefault_wanted;
+  uint64_t prefaulted;          /* pages before this are in the page table */
+  uint64_t page_size;
 } wtp_log = {
   .fd = -1,
   .lock = PTHREAD_MUTEX_INITIALIZER,
+  .prefault_wanted = PTHREAD_COND_INITIALIZER,
 };
 
 uint64_t
@@ -111,6 +128,7 @@ wtp_log_create (const char *path, const struct wtlog_header *h)
   }
   wtp_log.start_monotonic_ns = h->start_monotonic_ns;
   wtp_log.pos = wtp_log.written = wtp_log.allocated = WTLOG_HEADER_SIZE;
+  wtp_log.page_size = (uint64_t) sysconf (_SC_PAGESIZE);
   if (wtp_log_map () == -1) {
     nbdkit_error ("mmap: log: %s: %m", path);
     return -1;
@@ -175,6 +193,26 @@ wtp_log_allocate (uint64_t end)
   return err;
 }
 
+/* Called with the mutex held: the page boundary the helper should have
+ * prefaulted up to.  Never past the allocated end, where a store is SIGBUS. */
+static uint64_t
+wtp_log_prefault_target (void)
+{
+  uint64_t target = wtp_log.pos + WTP_LOG_PREFAULT_AHEAD;
+  if (target > wtp_log.allocated)
+    target = wtp_log.allocated;
+  return target / wtp_log.page_size * wtp_log.page_size;
+}
+
+/* Called with the mutex held: half of what was prefaulted ahead is used,
+ * and there is more allocated space to prefault. */
+static bool
+wtp_log_prefault_due (void)
+{
+  return wtp_log.pos + WTP_LOG_PREFAULT_AHEAD / 2 > wtp_log.prefaulted
+    && wtp_log_prefault_target () > wtp_log.prefaulted;
+}
+
 int
 wtp_log_reserve (struct wtp_slot *slot, struct wtlog_record *rec)
 {
@@ -201,6 +239,11 @@ wtp_log_reserve (struct wtp_slot *slot, struct wtlog_record *rec)
   rec->seq = ++wtp_log.seq;
   slot->start = wtp_log.pos;
   slot->end = wtp_log.pos += size;
+  if (wtp_log.prefaulter_asleep && wtp_log_prefault_due ()) {
+    /* One wake-up: the helper may not run for a while at SCHED_IDLE. */
+    wtp_log.prefaulter_asleep = false;
+    pthread_cond_signal (&wtp_log.prefault_wanted);
+  }
   slot->copied = false;
   slot->waiting = false;
   slot->next = NULL;
@@ -288,9 +331,77 @@ wtp_log_sync (void)
   return -1;
 }
 
+/* The helper: prefaults up to the target, then sleeps until reservations
+ * have used half of what lies ahead (so it takes the mutex twice per 8 MiB
+ * of log, not once per page).  MADV_POPULATE_WRITE takes the same
+ * write faults a store would, so the pages are as a store leaves them; it
+ * fails (instead of raising SIGBUS) where a store would fail, and then the
+ * helper stops: requests fault their pages themselves, as without it. */
+static void *
+wtp_log_prefault (void *unused)
+{
+  struct sched_param idle = { 0 };
+
+  (void) unused;
+  pthread_setschedparam (pthread_self (), SCHED_IDLE, &idle);
+  pthread_mutex_lock (&wtp_log.lock);
+  while (!wtp_log.prefaulter_stop) {
+    if (!wtp_log_prefault_due ()) {
+      wtp_log.prefaulter_asleep = true;
+      pthread_cond_wait (&wtp_log.prefault_wanted, &wtp_log.lock);
+      wtp_log.prefaulter_asleep = false;
+      continue;
+    }
+    /* Pages the requests have reached while the helper waited for a CPU
+     * are faulted in already. */
+    uint64_t reached = wtp_log.pos / wtp_log.page_size * wtp_log.page_size;
+    uint64_t from = wtp_log.prefaulted > reached ? wtp_log.prefaulted : reached;
+    uint64_t to = wtp_log_prefault_target ();
+    pthread_mutex_unlock (&wtp_log.lock);
+    int r = madvise (wtp_log.map + from, to - from, MADV_POPULATE_WRITE);
+    int err = errno;
+    pthread_mutex_lock (&wtp_log.lock);
+    if (r == -1) {
+      errno = err;
+      nbdkit_debug ("log: %s: no more prefaulting at byte %" PRIu64 ": %m",
+                    wtp_log.path, from);
+      break;
+    }
+    wtp_log.prefaulted = to;
+  }
+  pthread_mutex_unlock (&wtp_log.lock);
+  return NULL;
+}
+
+void
+wtp_log_start_prefaulting (void)
+{
+  int err = pthread_create (&wtp_log.prefaulter, NULL, wtp_log_prefault, NULL);
+  if (err) {
+    errno = err;
+    nbdkit_debug ("log: %s: no prefault thread: %m", wtp_log.path);
+    return;
+  }
+  wtp_log.prefaulter_running = true;
+}
+
+static void
+wtp_log_stop_prefaulting (void)
+{
+  if (!wtp_log.prefaulter_running)
+    return;
+  pthread_mutex_lock (&wtp_log.lock);
+  wtp_log.prefaulter_stop = true;
+  pthread_cond_signal (&wtp_log.prefault_wanted);
+  pthread_mutex_unlock (&wtp_log.lock);
+  pthread_join (wtp_log.prefaulter, NULL);
+  wtp_log.prefaulter_running = false;
+}
+
 void
 wtp_log_close (void)
 {
+  wtp_log_stop_prefaulting ();
   if (wtp_log.map) {
     munmap (wtp_log.map, wtp_log.window);
     wtp_log.map = NULL;

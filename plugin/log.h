@@ -24,6 +24,10 @@ struct wtp_slot {
 /* Creates (truncates) the log and writes its header.  0, or -1 after
  * nbdkit_error. */
 int wtp_log_create (const char *path, const struct wtlog_header *h);
+/* Starts the helper thread that prefaults the log's pages ahead of use;
+ * called once nbdkit has forked.  Without it (no thread) requests fault the
+ * pages themselves. */
+void wtp_log_start_prefaulting (void);
 /* ns since the header's monotonic start. */
 uint64_t wtp_log_now (void);
 /* The seq last handed out: a write that vanishes under the range lock comes

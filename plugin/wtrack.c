@@ -230,6 +230,15 @@ wtp_get_ready (void)
   return 0;
 }
 
+/* Threads must start after nbdkit forks into the background: a fork keeps
+ * only the thread that calls it. */
+static int
+wtp_after_fork (void)
+{
+  wtp_log_start_prefaulting ();
+  return 0;
+}
+
 static void
 wtp_export_close (struct wtp_export *e)
 {
@@ -859,6 +868,7 @@ static struct nbdkit_plugin plugin = {
   .config_complete = wtp_config_complete,
   .config_help = wtp_config_help,
   .get_ready = wtp_get_ready,
+  .after_fork = wtp_after_fork,
   .unload = wtp_unload,
   .list_exports = wtp_list_exports,
   .open = wtp_open,

@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 require_tools nbdkit qemu-io jq cmp
 require_built "$PLUGIN" "$WTRACK"
-plan 18
+plan 19
 
 sock=$T/nbd.sock
 log=$T/writes.wtlog
@@ -43,6 +43,23 @@ h.flush()
 '
 check_fails "an unknown export name is refused" \
   qemu-io -f raw "nbd+unix:///nosuch?socket=$sock" -c 'read 0 512'
+# The plugin's helper thread maps the log's pages ahead of its records (16
+# MiB ahead); the records so far fill less than 2 MiB.
+log_rss_kib () {
+  awk -v path="$log" '$NF == path { m = 1; next }
+                     /^[0-9a-f]+-[0-9a-f]+ / { m = 0 }
+                     m && $1 == "Rss:" { print $2 }' "/proc/$(cat "$T/wt.pid")/smaps"
+}
+prefaulted () {
+  local i
+  for i in $(seq 1 100); do
+    [ "$(log_rss_kib)" -ge 16384 ] && return 0
+    sleep 0.1
+  done
+  diag "log mapping resident: $(log_rss_kib) KiB"
+  return 1
+}
+check "the log's pages ahead of its end are prefaulted" prefaulted
 stop_nbdkit wt
 
 "$WTRACK" dump --json "$log" >"$T/dump.json"
