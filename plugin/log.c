@@ -27,6 +27,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
+#include <semaphore.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -62,18 +63,19 @@ static struct {
   uint64_t written;             /* every record before this is copied */
   struct wtp_slot *head, *tail; /* reserved, not yet under the watermark */
   bool broken;                  /* no more reservations */
-  /* The prefault helper; the fields below are under the mutex too. */
+  /* The prefault helper.  It never takes the mutex: at SCHED_IDLE it could
+   * be preempted while holding it, and every request would then wait for
+   * an idle CPU.  Reservations publish what to prefault (prefault_from,
+   * prefault_to: written under the mutex, read atomically) and post. */
   pthread_t prefaulter;
-  bool prefaulter_running;
-  bool prefaulter_asleep;       /* waits on prefault_wanted */
-  bool prefaulter_stop;
-  pthread_cond_t prefault_wanted;
-  uint64_t prefaulted;          /* pages before this are in the page table */
+  bool prefaulter_running;      /* set before any request, by after_fork */
+  sem_t prefault_wanted;
+  uint64_t prefault_from, prefault_to;
+  bool prefault_stop, prefault_failed;
   uint64_t page_size;
 } wtp_log = {
   .fd = -1,
   .lock = PTHREAD_MUTEX_INITIALIZER,
-  .prefault_wanted = PTHREAD_COND_INITIALIZER,
 };
 
 uint64_t
@@ -204,13 +206,21 @@ wtp_log_prefault_target (void)
   return target / wtp_log.page_size * wtp_log.page_size;
 }
 
-/* Called with the mutex held: half of what was prefaulted ahead is used,
- * and there is more allocated space to prefault. */
-static bool
-wtp_log_prefault_due (void)
+/* Called with the mutex held: once half of what lies ahead is used, asks
+ * the helper for more (one post per 8 MiB of log). */
+static void
+wtp_log_want_prefault (void)
 {
-  return wtp_log.pos + WTP_LOG_PREFAULT_AHEAD / 2 > wtp_log.prefaulted
-    && wtp_log_prefault_target () > wtp_log.prefaulted;
+  if (wtp_log.pos + WTP_LOG_PREFAULT_AHEAD / 2 <= wtp_log.prefault_to
+      || __atomic_load_n (&wtp_log.prefault_failed, __ATOMIC_RELAXED))
+    return;
+  uint64_t to = wtp_log_prefault_target ();
+  if (to <= wtp_log.prefault_to)
+    return;                     /* until the allocation grows */
+  uint64_t from = wtp_log.pos / wtp_log.page_size * wtp_log.page_size;
+  __atomic_store_n (&wtp_log.prefault_from, from, __ATOMIC_RELAXED);
+  __atomic_store_n (&wtp_log.prefault_to, to, __ATOMIC_RELEASE);
+  sem_post (&wtp_log.prefault_wanted);
 }
 
 int
@@ -239,11 +249,8 @@ wtp_log_reserve (struct wtp_slot *slot, struct wtlog_record *rec)
   rec->seq = ++wtp_log.seq;
   slot->start = wtp_log.pos;
   slot->end = wtp_log.pos += size;
-  if (wtp_log.prefaulter_asleep && wtp_log_prefault_due ()) {
-    /* One wake-up: the helper may not run for a while at SCHED_IDLE. */
-    wtp_log.prefaulter_asleep = false;
-    pthread_cond_signal (&wtp_log.prefault_wanted);
-  }
+  if (wtp_log.prefaulter_running)
+    wtp_log_want_prefault ();
   slot->copied = false;
   slot->waiting = false;
   slot->next = NULL;
@@ -331,55 +338,52 @@ wtp_log_sync (void)
   return -1;
 }
 
-/* The helper: prefaults up to the target, then sleeps until reservations
- * have used half of what lies ahead (so it takes the mutex twice per 8 MiB
- * of log, not once per page).  MADV_POPULATE_WRITE takes the same
- * write faults a store would, so the pages are as a store leaves them; it
- * fails (instead of raising SIGBUS) where a store would fail, and then the
- * helper stops: requests fault their pages themselves, as without it. */
+/* The helper: prefaults what the reservations ask for.  Pages the requests
+ * reached while it waited for a CPU are skipped (faulted in already).
+ * MADV_POPULATE_WRITE takes the same write faults a store would, so the
+ * pages are as a store leaves them; it fails (instead of raising SIGBUS)
+ * where a store would fail, and then the helper stops: requests fault their
+ * pages themselves, as without it. */
 static void *
 wtp_log_prefault (void *unused)
 {
   struct sched_param idle = { 0 };
+  uint64_t done = 0;
 
   (void) unused;
   pthread_setschedparam (pthread_self (), SCHED_IDLE, &idle);
-  pthread_mutex_lock (&wtp_log.lock);
-  while (!wtp_log.prefaulter_stop) {
-    if (!wtp_log_prefault_due ()) {
-      wtp_log.prefaulter_asleep = true;
-      pthread_cond_wait (&wtp_log.prefault_wanted, &wtp_log.lock);
-      wtp_log.prefaulter_asleep = false;
+  for (;;) {
+    if (sem_wait (&wtp_log.prefault_wanted) == -1)
+      continue;                 /* EINTR */
+    if (__atomic_load_n (&wtp_log.prefault_stop, __ATOMIC_ACQUIRE))
+      break;
+    uint64_t to = __atomic_load_n (&wtp_log.prefault_to, __ATOMIC_ACQUIRE);
+    uint64_t from = __atomic_load_n (&wtp_log.prefault_from, __ATOMIC_RELAXED);
+    if (from < done)
+      from = done;
+    if (from >= to)
       continue;
-    }
-    /* Pages the requests have reached while the helper waited for a CPU
-     * are faulted in already. */
-    uint64_t reached = wtp_log.pos / wtp_log.page_size * wtp_log.page_size;
-    uint64_t from = wtp_log.prefaulted > reached ? wtp_log.prefaulted : reached;
-    uint64_t to = wtp_log_prefault_target ();
-    pthread_mutex_unlock (&wtp_log.lock);
-    int r = madvise (wtp_log.map + from, to - from, MADV_POPULATE_WRITE);
-    int err = errno;
-    pthread_mutex_lock (&wtp_log.lock);
-    if (r == -1) {
-      errno = err;
+    if (madvise (wtp_log.map + from, to - from, MADV_POPULATE_WRITE) == -1) {
       nbdkit_debug ("log: %s: no more prefaulting at byte %" PRIu64 ": %m",
                     wtp_log.path, from);
+      __atomic_store_n (&wtp_log.prefault_failed, true, __ATOMIC_RELAXED);
       break;
     }
-    wtp_log.prefaulted = to;
+    done = to;
   }
-  pthread_mutex_unlock (&wtp_log.lock);
   return NULL;
 }
 
 void
 wtp_log_start_prefaulting (void)
 {
+  if (!wtp_log.map || sem_init (&wtp_log.prefault_wanted, 0, 0) == -1)
+    return;
   int err = pthread_create (&wtp_log.prefaulter, NULL, wtp_log_prefault, NULL);
   if (err) {
     errno = err;
     nbdkit_debug ("log: %s: no prefault thread: %m", wtp_log.path);
+    sem_destroy (&wtp_log.prefault_wanted);
     return;
   }
   wtp_log.prefaulter_running = true;
@@ -390,11 +394,10 @@ wtp_log_stop_prefaulting (void)
 {
   if (!wtp_log.prefaulter_running)
     return;
-  pthread_mutex_lock (&wtp_log.lock);
-  wtp_log.prefaulter_stop = true;
-  pthread_cond_signal (&wtp_log.prefault_wanted);
-  pthread_mutex_unlock (&wtp_log.lock);
+  __atomic_store_n (&wtp_log.prefault_stop, true, __ATOMIC_RELEASE);
+  sem_post (&wtp_log.prefault_wanted);
   pthread_join (wtp_log.prefaulter, NULL);
+  sem_destroy (&wtp_log.prefault_wanted);
   wtp_log.prefaulter_running = false;
 }
 
