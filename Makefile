@@ -57,11 +57,21 @@ bench: deps
 	$(MAKE) all
 	scripts/bench
 
+# The plugin goes where nbdkit looks for "nbdkit wtrack" (its plugindir,
+# from configure; outside PREFIX), the man page where man looks under PREFIX.
+# Both can be given on the command line; DESTDIR is put in front of all.
+MANDIR ?= $(PREFIX)/share/man
+PLUGIN_MAN = $(filter plugin/nbdkit-wtrack-plugin.1,$(PROGRAMS))
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/wtrack
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/wtrack \
+	  $(DESTDIR)$(NBDKIT_PLUGINDIR)
 	install -m 755 checker/wtrack $(DESTDIR)$(PREFIX)/bin/wtrack
-	install -m 755 plugin/nbdkit-wtrack-plugin.so $(DESTDIR)$(PREFIX)/lib/wtrack/
+	install -m 755 plugin/nbdkit-wtrack-plugin.so $(DESTDIR)$(NBDKIT_PLUGINDIR)/
 	install -m 755 guest/wtrack-guest guest/init $(DESTDIR)$(PREFIX)/lib/wtrack/
+ifneq ($(PLUGIN_MAN),)
+	install -d $(DESTDIR)$(MANDIR)/man1
+	install -m 644 $(PLUGIN_MAN) $(DESTDIR)$(MANDIR)/man1/
+endif
 
 clean:
 	rm -f $(PROGRAMS) $(TEST_PROGRAMS) $(TEST_HELPERS) $(CLEAN_FILES)

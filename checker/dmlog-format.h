@@ -1,6 +1,6 @@
 /* The dm-log-writes log format (Linux drivers/md/dm-log-writes.c; QEMU's
  * blklogwrites driver writes the same), read and written from its
- * description (doc/design.md "dm-log-writes"):
+ * description (doc/formats.md "dm-log-writes"):
  *
  *   sector 0: super block: u64 magic 0x6a736677736872, u64 version 1,
  *     u64 entry count, u32 sector size; the rest of the sector zero

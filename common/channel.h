@@ -1,4 +1,4 @@
-/* channel.bin: the messages the guest sends (../shared/DESIGN.md).
+/* channel.bin: the messages the guest sends (doc/formats.md).
  * The guest is not trusted: the decoder checks every field, and the reader
  * names the message number and byte offset of anything that is wrong. */
 #ifndef WT_CHANNEL_H

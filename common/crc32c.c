@@ -93,3 +93,11 @@ wt_crc32c_update (uint32_t crc, const void *buf, size_t len)
     wt_crc32c_setup ();
   return ~wt_crc32c_impl (~crc, buf, len);
 }
+
+const char *
+wt_crc32c_kind (void)
+{
+  if (!wt_crc32c_impl)
+    wt_crc32c_setup ();
+  return wt_crc32c_impl == wt_crc32c_soft ? "slice8" : "sse42";
+}

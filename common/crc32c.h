@@ -9,6 +9,10 @@
  * wt_crc32c_update(wt_crc32c_update(0, a, n), b, m) == CRC32C of a||b. */
 uint32_t wt_crc32c_update (uint32_t crc, const void *buf, size_t len);
 
+/* Which code computes it on this CPU: "sse42" (the crc32 instruction) or
+ * "slice8" (slicing-by-8 tables). */
+const char *wt_crc32c_kind (void);
+
 static inline uint32_t
 wt_crc32c (const void *buf, size_t len)
 {

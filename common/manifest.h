@@ -1,5 +1,6 @@
 /* The manifest: what the files must contain and where they are on the disk.
- * Binary layout (little-endian; doc/design.md "manifest"):
+ * Binary layout (little-endian; doc/formats.md "The manifest", and
+ * doc/design.md "The manifest" for the choices in it):
  *
  *   header, 40 bytes: magic "WTMANIF1", u32 version = 1, u32 sector size,
  *     u32 hash id, u32 file count, u32 op count, u32 checkpoint (0 = final),

@@ -49,7 +49,13 @@ wt_sector_hash (const void *sector)
 const char *
 wt_sector_hash_kind (void)
 {
-  return wt_sector_hash_get () == wt_sector_hash_baseline ? "baseline" : "avx2";
+  if (wt_sector_hash_get () != wt_sector_hash_baseline)
+    return "avx2";
+#if defined(__x86_64__)
+  return "sse2";                /* XXH3's code for the x86-64 baseline */
+#else
+  return "baseline";
+#endif
 }
 
 void

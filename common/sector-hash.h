@@ -18,7 +18,8 @@
  * 512 bytes as the SSE2 code that x86-64 can assume): see sector-hash.c. */
 uint64_t wt_sector_hash (const void *sector);
 
-/* "avx2" or "baseline": which code wt_sector_hash runs on this CPU. */
+/* Which code wt_sector_hash runs on this CPU: "avx2", else "sse2" on
+ * x86-64 and "baseline" elsewhere. */
 const char *wt_sector_hash_kind (void);
 
 /* Hashes of n consecutive whole sectors. */

@@ -1,4 +1,4 @@
-/* writes.wtlog: every request the disk received (../shared/DESIGN.md).
+/* writes.wtlog: every request the disk received (doc/formats.md).
  *
  * Writing: wtlog_encode() lays out one record as an iovec, ready for
  * pwritev() at a position the caller reserved; wtlog_writer_* is a simple

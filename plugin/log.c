@@ -389,7 +389,7 @@ wtp_log_start_prefaulting (void)
   wtp_log.prefaulter_running = true;
 }
 
-static void
+void
 wtp_log_stop_prefaulting (void)
 {
   if (!wtp_log.prefaulter_running)
@@ -399,11 +399,14 @@ wtp_log_stop_prefaulting (void)
   pthread_join (wtp_log.prefaulter, NULL);
   sem_destroy (&wtp_log.prefault_wanted);
   wtp_log.prefaulter_running = false;
+  nbdkit_debug ("log: prefault helper stopped");
 }
 
 void
 wtp_log_close (void)
 {
+  /* nbdkit does not promise to call .cleanup: the helper must not outlive
+   * the mapping it prefaults. */
   wtp_log_stop_prefaulting ();
   if (wtp_log.map) {
     munmap (wtp_log.map, wtp_log.window);

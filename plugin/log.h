@@ -28,6 +28,9 @@ int wtp_log_create (const char *path, const struct wtlog_header *h);
  * called once nbdkit has forked.  Without it (no thread) requests fault the
  * pages themselves. */
 void wtp_log_start_prefaulting (void);
+/* Stops and joins the helper (nbdkit's .cleanup); wtp_log_close() does it
+ * too when .cleanup was not called. */
+void wtp_log_stop_prefaulting (void);
 /* ns since the header's monotonic start. */
 uint64_t wtp_log_now (void);
 /* The seq last handed out: a write that vanishes under the range lock comes

@@ -1,6 +1,6 @@
 /* nbdkit-wtrack-plugin: serves a disk image (and a channel image) and records
  * every request in writes.wtlog, so lost writes can be found afterwards.
- * See nbdkit-wtrack-plugin.pod and ../shared/DESIGN.md. */
+ * See nbdkit-wtrack-plugin.pod and doc/formats.md. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -15,6 +15,7 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
+#include "crc32c.h"
 #include "faults.h"
 #include "log.h"
 #include "rangelock.h"
@@ -237,6 +238,24 @@ wtp_after_fork (void)
 {
   wtp_log_start_prefaulting ();
   return 0;
+}
+
+/* nbdkit calls this after the last connection closed, where .after_fork's
+ * threads are to be stopped (.unload runs in the middle of dlclose). */
+static void
+wtp_cleanup (void)
+{
+  wtp_log_stop_prefaulting ();
+}
+
+/* nbdkit --dump-plugin: the build facts, as key=value lines. */
+static void
+wtp_dump_plugin (void)
+{
+  printf ("wtrack_version=%s\n", WTP_VERSION);
+  printf ("wtrack_log_format_version=%d\n", WTLOG_VERSION);
+  printf ("wtrack_sector_hash=%s\n", wt_sector_hash_kind ());
+  printf ("wtrack_crc32c=%s\n", wt_crc32c_kind ());
 }
 
 static void
@@ -869,7 +888,9 @@ static struct nbdkit_plugin plugin = {
   .config_help = wtp_config_help,
   .get_ready = wtp_get_ready,
   .after_fork = wtp_after_fork,
+  .cleanup = wtp_cleanup,
   .unload = wtp_unload,
+  .dump_plugin = wtp_dump_plugin,
   .list_exports = wtp_list_exports,
   .open = wtp_open,
   .close = wtp_close,

@@ -5,6 +5,11 @@ TEST_PROGRAMS += $(UNIT_SRCS:.c=)
 tests/unit/test-%: tests/unit/test-%.c tests/unit/tap.h common/libwtcommon.a
 	$(CC) $(ALL_CFLAGS) -I tests/unit $< common/libwtcommon.a -o $@
 
+# doc/formats.md against the code; dm-log-writes's constants are in the
+# checker's header, which includes glib.h (nothing of glib is linked).
+tests/unit/test-formats-doc: ALL_CFLAGS += -I checker $(GLIB_CFLAGS)
+tests/unit/test-formats-doc: checker/dmlog-format.h
+
 # Helpers the shell tests run (not tests themselves).
 TEST_HELPERS += tests/tools/runfacts
 tests/tools/%: tests/tools/%.c common/libwtcommon.a
