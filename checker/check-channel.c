@@ -26,6 +26,8 @@ wtc_channel_take (struct wtc_channel *ch, const struct wtch_message *wm)
   else
     m.text = g_strndup ((const char *) wm->payload, wm->length);
   g_array_append_val (ch->msgs, m);
+  if (wm->type < G_N_ELEMENTS (ch->last_of_type))
+    ch->last_of_type[wm->type] = ch->msgs->len;
 }
 
 struct wtc_channel *
@@ -74,23 +76,62 @@ wtc_chanrec_note (GArray *chanrecs, const struct wtlog_record *rec)
   g_array_append_val (chanrecs, c);
 }
 
+const struct wtc_msg *
+wtc_channel_last (const struct wtc_channel *ch, uint16_t type)
+{
+  if (type >= G_N_ELEMENTS (ch->last_of_type) || !ch->last_of_type[type])
+    return NULL;
+  return &g_array_index (ch->msgs, struct wtc_msg, ch->last_of_type[type] - 1);
+}
+
+/* The first message at or after offset (messages are in offset order: the
+ * reader takes them at increasing offsets). */
+static guint
+wtc_msg_lower_bound (const struct wtc_channel *ch, uint64_t offset)
+{
+  guint lo = 0, hi = ch->msgs->len;
+  while (lo < hi) {
+    guint mid = lo + (hi - lo) / 2;
+    if (g_array_index (ch->msgs, struct wtc_msg, mid).offset < offset)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+static void
+wtc_channel_place_one (struct wtc_channel *ch, const struct wtc_chanrec *c)
+{
+  /* The last write wins: a block rewritten later holds the later bytes. */
+  for (guint i = wtc_msg_lower_bound (ch, c->offset); i < ch->msgs->len; i++) {
+    struct wtc_msg *m = &g_array_index (ch->msgs, struct wtc_msg, i);
+    if (m->offset - c->offset >= c->length)
+      break;
+    m->placed = true;
+    m->log_seq = c->seq;
+    m->log_t_start = c->t_start;
+    m->log_t_end = c->t_end;
+  }
+}
+
+void
+wtc_channel_place_record (struct wtc_channel *ch, const struct wtlog_record *rec)
+{
+  if (rec->type != WTLOG_CHANNEL || (rec->flags & WTLOG_F_FAILED))
+    return;
+  struct wtc_chanrec c = {
+    .seq = rec->seq, .t_start = rec->t_start, .t_end = rec->t_end,
+    .offset = rec->offset, .length = rec->length,
+  };
+  wtc_channel_place_one (ch, &c);
+}
+
 void
 wtc_channel_place (struct wtc_channel *ch, const GArray *chanrecs)
 {
-  for (guint i = 0; i < ch->msgs->len; i++) {
-    struct wtc_msg *m = &g_array_index (ch->msgs, struct wtc_msg, i);
-    /* The last write wins: a block rewritten later holds the later bytes. */
-    for (guint j = chanrecs->len; j-- > 0;) {
-      const struct wtc_chanrec *c = &g_array_index (chanrecs, struct wtc_chanrec, j);
-      if (m->offset >= c->offset && m->offset - c->offset < c->length) {
-        m->placed = true;
-        m->log_seq = c->seq;
-        m->log_t_start = c->t_start;
-        m->log_t_end = c->t_end;
-        break;
-      }
-    }
-  }
+  for (guint j = 0; j < chanrecs->len; j++)
+    wtc_channel_place_one (ch, &g_array_index (chanrecs, struct wtc_chanrec, j));
 }
 
 static void

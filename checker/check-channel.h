@@ -8,6 +8,7 @@
 
 #include <glib.h>
 
+#include "channel.h"
 #include "manifest.h"
 #include "wtlog.h"
 
@@ -29,6 +30,7 @@ struct wtc_channel {
   GArray *msgs;                 /* struct wtc_msg, in stream order */
   GByteArray *manifest;         /* every MANIFEST payload, concatenated */
   char *error;                  /* why the stream stopped early, or NULL */
+  guint last_of_type[WTCH_TEXT + 1];  /* index + 1 of each type's last message */
 };
 
 /* CHANNEL records of the log: writes to the channel export. */
@@ -51,6 +53,12 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (wtc_channel, wtc_channel_free)
 /* Ties each message to the last CHANNEL record whose range holds its
  * offset (records in log order). */
 void wtc_channel_place (struct wtc_channel *ch, const GArray *chanrecs);
+/* The same, one record at a time as the log streams by (in log order): a
+ * binary search, then only the messages inside the record, so placing costs
+ * O(log n) a record plus the sectors the records carry. */
+void wtc_channel_place_record (struct wtc_channel *ch, const struct wtlog_record *rec);
+/* The last message of a type, or NULL. */
+const struct wtc_msg *wtc_channel_last (const struct wtc_channel *ch, uint16_t type);
 
 /* Remembers rec when it is a good CHANNEL record. */
 void wtc_chanrec_note (GArray *chanrecs, const struct wtlog_record *rec);

@@ -30,6 +30,11 @@ wtc_class_name (unsigned cls)
 void
 wtc_warn (struct wtc_check *c, const char *fmt, ...)
 {
+  /* A hostile manifest can make one warning per extent. */
+  if (c->warnings->len >= WTC_MAX_WARNINGS) {
+    c->warnings_left_out++;
+    return;
+  }
   va_list ap;
   va_start (ap, fmt);
   g_ptr_array_add (c->warnings, g_strdup_vprintf (fmt, ap));
@@ -132,20 +137,15 @@ wtc_untrace (struct wtc_check *c, GHashTable *by_expected, uint64_t hash)
   g_hash_table_remove (by_expected, &hash);
 }
 
-/* Notes extent e's disk sectors that expect a traced hash; counts them
- * per hash in count. */
+/* Notes the disk sectors of segment seg that expect a traced hash; counts
+ * them per hash in count. */
 static void
-wtc_places_of_extent (const struct wtmf_file *f, const struct wtmf_extent *e,
-                      GHashTable *by_expected, GHashTable *count,
-                      GHashTable *places)
+wtc_places_of_segment (const struct wtc_check *c, const struct wtc_segment *seg,
+                       GHashTable *by_expected, GHashTable *count, GHashTable *places)
 {
-  if ((e->flags & WTMF_EXT_UNMAPPABLE) || e->logical % WT_SECTOR_SIZE
-      || e->physical % WT_SECTOR_SIZE)
-    return;
-  uint64_t first = e->logical / WT_SECTOR_SIZE;
-  uint64_t end = MIN (f->nsectors, first + e->length / WT_SECTOR_SIZE);
-  for (uint64_t fs = first; fs < end; fs++) {
-    gpointer key = &f->hashes[fs];
+  const struct wtmf_file *f = &c->mf->files[seg->file];
+  for (uint64_t i = 0; i < seg->count; i++) {
+    gpointer key = &f->hashes[seg->file_first + i];
     if (!g_hash_table_contains (by_expected, key))
       continue;
     guint n = GPOINTER_TO_UINT (g_hash_table_lookup (count, key)) + 1;
@@ -153,14 +153,15 @@ wtc_places_of_extent (const struct wtmf_file *f, const struct wtmf_extent *e,
     if (n > WTC_MAX_PLACES)
       continue;
     struct wtc_place *pl = g_new (struct wtc_place, 1);
-    pl->sector = e->physical / WT_SECTOR_SIZE + (fs - first);
-    pl->hash = f->hashes[fs];
+    pl->sector = seg->disk_first + i;
+    pl->hash = *(const uint64_t *) key;
     g_hash_table_add (places, pl);
   }
 }
 
 /* Every disk sector where the manifest expects one of the traced hashes.
- * One pass over the manifest; memory grows with the bad hashes only. */
+ * One pass over the mapped file sectors (each once, however the extents
+ * overlap); memory grows with the bad hashes only. */
 static GHashTable *
 wtc_index_places (struct wtc_check *c, GHashTable *by_expected)
 {
@@ -168,11 +169,9 @@ wtc_index_places (struct wtc_check *c, GHashTable *by_expected)
   if (g_hash_table_size (by_expected) == 0)
     return places;
   g_autoptr (GHashTable) count = g_hash_table_new (g_int64_hash, g_int64_equal);
-  for (uint32_t fi = 0; fi < c->mf->nfiles; fi++) {
-    const struct wtmf_file *f = &c->mf->files[fi];
-    for (uint32_t ei = 0; ei < f->nextents; ei++)
-      wtc_places_of_extent (f, &f->extents[ei], by_expected, count, places);
-  }
+  for (guint i = 0; i < c->mapped->len; i++)
+    wtc_places_of_segment (c, &g_array_index (c->mapped, struct wtc_segment, i),
+                           by_expected, count, places);
   GHashTableIter it;
   gpointer key, n;
   g_autoptr (GArray) common = g_array_new (FALSE, FALSE, sizeof (uint64_t));
@@ -263,10 +262,11 @@ wtc_note_misplaced (struct wtc_check *c, const struct wtc_lookup *lk,
 
 static void
 wtc_log_record (struct wtc_check *c, const struct wtc_lookup *lk,
-                const struct wtlog_record *rec, GArray *chanrecs)
+                const struct wtlog_record *rec)
 {
   if (rec->type == WTLOG_CHANNEL) {
-    wtc_chanrec_note (chanrecs, rec);
+    if (c->channel)
+      wtc_channel_place_record (c->channel, rec);
     return;
   }
   if ((rec->flags & WTLOG_F_FAILED) || rec->length == 0
@@ -288,12 +288,12 @@ wtc_mark_cmp (gconstpointer a, gconstpointer b)
   return x < y ? -1 : x > y;
 }
 
+/* The MARKs, placed while the log streamed by, on both clocks. */
 static void
-wtc_collect_marks (struct wtc_check *c, const GArray *chanrecs)
+wtc_collect_marks (struct wtc_check *c)
 {
   if (!c->channel)
     return;
-  wtc_channel_place (c->channel, chanrecs);
   for (guint i = 0; i < c->channel->msgs->len; i++) {
     const struct wtc_msg *m = &g_array_index (c->channel->msgs, struct wtc_msg, i);
     if (m->type == WTCH_MARK && m->placed) {
@@ -302,6 +302,19 @@ wtc_collect_marks (struct wtc_check *c, const GArray *chanrecs)
     }
   }
   g_array_sort (c->marks, wtc_mark_cmp);
+}
+
+/* An image shorter than the disk the log describes was cut: the sectors
+ * past its end were not compared, whatever the extents say. */
+static void
+wtc_check_image_length (struct wtc_check *c)
+{
+  if (c->image_size >= c->log_header.disk_size)
+    return;
+  c->image_short = true;
+  wtc_warn (c, "%s: %" PRIu64 " bytes, shorter than the %" PRIu64
+            "-byte disk the log describes: the image is truncated", c->image_path,
+            c->image_size, c->log_header.disk_size);
 }
 
 bool
@@ -319,16 +332,16 @@ wtc_log_pass (struct wtc_check *c, GError **error)
     .by_expected = wtc_index_by_expected (c),
   };
   lk.places = wtc_index_places (c, lk.by_expected);
-  g_autoptr (GArray) chanrecs = g_array_new (FALSE, FALSE, sizeof (struct wtc_chanrec));
   while (wtlog_reader_next (r, &rec) == 0)
-    wtc_log_record (c, &lk, &rec, chanrecs);
+    wtc_log_record (c, &lk, &rec);
   c->log_status = *wtlog_reader_status (r);
   c->log_read = true;
   wtlog_reader_close (r);
   g_array_unref (lk.by_disk);
   g_hash_table_unref (lk.by_expected);
   g_hash_table_unref (lk.places);
-  wtc_collect_marks (c, chanrecs);
+  wtc_collect_marks (c);
+  wtc_check_image_length (c);
   return true;
 }
 
@@ -350,10 +363,13 @@ void
 wtc_classify (struct wtc_check *c)
 {
   memset (c->by_class, 0, sizeof c->by_class);
+  for (uint32_t fi = 0; fi < c->mf->nfiles; fi++)
+    memset (c->files[fi].by_class, 0, sizeof c->files[fi].by_class);
   for (guint i = 0; i < c->bad->len; i++) {
     struct wtc_bad *b = &g_array_index (c->bad, struct wtc_bad, i);
     b->cls = wtc_class_of (b);
     c->by_class[b->cls]++;
+    c->files[b->file].by_class[b->cls]++;
   }
 }
 
@@ -384,15 +400,23 @@ wtc_guest_to_log (const struct wtc_check *c, uint64_t guest_ns,
     *approx = true;
     return true;
   }
-  for (guint i = 1; i < m->len; i++) {
-    const struct wtc_mark *b = &g_array_index (m, struct wtc_mark, i);
-    if (guest_ns <= b->guest_ns) {
-      *log_ns = wtc_interpolate (&g_array_index (m, struct wtc_mark, i - 1), b, guest_ns);
-      *approx = false;
-      return true;
-    }
+  /* The first MARK at or after guest_ns: a binary search, as a report asks
+   * once per run and a channel may hold millions of MARKs. */
+  guint lo = 1, hi = m->len - 1;
+  while (lo < hi) {
+    guint mid = lo + (hi - lo) / 2;
+    if (g_array_index (m, struct wtc_mark, mid).guest_ns < guest_ns)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
-  *log_ns = last->log_ns;
+  if (m->len == 1) {
+    *log_ns = last->log_ns;
+    *approx = false;
+    return true;
+  }
+  *log_ns = wtc_interpolate (&g_array_index (m, struct wtc_mark, lo - 1),
+                             &g_array_index (m, struct wtc_mark, lo), guest_ns);
   *approx = false;
   return true;
 }
@@ -400,14 +424,8 @@ wtc_guest_to_log (const struct wtc_check *c, uint64_t guest_ns,
 static char *
 wtc_msg_value (const struct wtc_check *c, uint16_t type, const char *key)
 {
-  if (!c->channel)
-    return NULL;
-  for (guint i = c->channel->msgs->len; i-- > 0;) {
-    const struct wtc_msg *m = &g_array_index (c->channel->msgs, struct wtc_msg, i);
-    if (m->type == type)
-      return wtc_msg_kv (m, key);
-  }
-  return NULL;
+  const struct wtc_msg *m = c->channel ? wtc_channel_last (c->channel, type) : NULL;
+  return m ? wtc_msg_kv (m, key) : NULL;
 }
 
 char *

@@ -8,20 +8,20 @@
 #include "check.h"
 #include "sector-hash.h"
 
-/* A stretch of a file that lies contiguous on the disk. */
-struct wtc_segment {
-  uint64_t disk_first;
-  uint64_t file_first;
-  uint64_t count;
-  uint32_t file;
+/* An extent and its place in the manifest, so that extents starting at the
+ * same file offset keep the manifest's order (the first one wins). */
+struct wtc_ordered_extent {
+  struct wtmf_extent e;
+  uint32_t index;
 };
 
 static gint
 wtc_extent_cmp (gconstpointer a, gconstpointer b)
 {
-  uint64_t x = ((const struct wtmf_extent *) a)->logical;
-  uint64_t y = ((const struct wtmf_extent *) b)->logical;
-  return x < y ? -1 : x > y;
+  const struct wtc_ordered_extent *x = a, *y = b;
+  if (x->e.logical != y->e.logical)
+    return x->e.logical < y->e.logical ? -1 : 1;
+  return x->index < y->index ? -1 : x->index > y->index;
 }
 
 static gint
@@ -58,31 +58,40 @@ wtc_check_hole (struct wtc_check *c, uint32_t fi, uint64_t from, uint64_t to)
   }
 }
 
-static bool
-wtc_extent_usable (struct wtc_check *c, const struct wtmf_file *f,
-                   const struct wtmf_extent *e, uint32_t ei)
+/* Why extent e cannot be read from the image, or NULL when it can. */
+static const char *
+wtc_extent_flaw (const struct wtc_check *c, const struct wtmf_extent *e)
 {
   if (e->logical % WT_SECTOR_SIZE || e->physical % WT_SECTOR_SIZE
-      || e->length % WT_SECTOR_SIZE) {
-    wtc_warn (c, "%s: extent %" PRIu32 " (logical %" PRIu64 ", physical %" PRIu64
-              ", length %" PRIu64 ") is not aligned to 512 bytes: not checked",
-              f->path, ei, e->logical, e->physical, e->length);
-    return false;
-  }
+      || e->length % WT_SECTOR_SIZE)
+    return "is not aligned to 512 bytes";
   if (!(e->flags & WTMF_EXT_UNMAPPABLE)
-      && (e->physical > c->image_size || e->length > c->image_size - e->physical)) {
-    wtc_warn (c, "%s: extent %" PRIu32 " (physical %" PRIu64 ", length %" PRIu64
-              ") lies outside the disk (%" PRIu64 " bytes): not checked",
-              f->path, ei, e->physical, e->length, c->image_size);
+      && (e->physical > c->image_size || e->length > c->image_size - e->physical))
+    return "lies outside the disk image";
+  return NULL;
+}
+
+/* The file sectors [*first, *end) extent e covers, cut at the end of the
+ * file; false when it starts at or past the end (an extent preallocated past
+ * EOF holds none of the file's data). A misaligned extent covers every
+ * sector it touches. */
+static bool
+wtc_extent_sectors (const struct wtmf_file *f, const struct wtmf_extent *e,
+                    uint64_t *first, uint64_t *end)
+{
+  *first = e->logical / WT_SECTOR_SIZE;
+  if (*first >= f->nsectors)
     return false;
-  }
+  /* The manifest reader refused logical + length past 2^64. */
+  uint64_t last_byte = e->logical + e->length - 1;
+  *end = MIN (f->nsectors, last_byte / WT_SECTOR_SIZE + 1);
   return true;
 }
 
 /* The sectors [first, end) of file fi that extent e covers. */
 static void
 wtc_map_extent (struct wtc_check *c, uint32_t fi, const struct wtmf_extent *e,
-                uint64_t first, uint64_t end, GArray *segments)
+                uint64_t first, uint64_t end)
 {
   const struct wtmf_file *f = &c->mf->files[fi];
   uint64_t disk_first = (e->physical + (first * WT_SECTOR_SIZE - e->logical)) / WT_SECTOR_SIZE;
@@ -90,48 +99,71 @@ wtc_map_extent (struct wtc_check *c, uint32_t fi, const struct wtmf_extent *e,
     c->files[fi].uncheckable += end - first;
     return;
   }
-  if (e->flags & WTMF_EXT_UNWRITTEN) {
-    for (uint64_t s = first; s < end; s++) {
-      c->files[fi].checked++;
-      if (f->hashes[s] != wtc_zero_hash ())
-        wtc_add_bad (c, fi, s, disk_first + (s - first), wtc_zero_hash (), true);
-    }
+  struct wtc_segment seg = { disk_first, first, end - first, fi,
+                             (e->flags & WTMF_EXT_UNWRITTEN) != 0 };
+  g_array_append_val (c->mapped, seg);
+  if (!seg.unwritten)
     return;
+  for (uint64_t s = first; s < end; s++) {
+    c->files[fi].checked++;
+    if (f->hashes[s] != wtc_zero_hash ())
+      wtc_add_bad (c, fi, s, disk_first + (s - first), wtc_zero_hash (), true);
   }
-  struct wtc_segment seg = { disk_first, first, end - first, fi };
-  g_array_append_val (segments, seg);
 }
 
-/* Extents in file order; holes between them; sectors past the last. */
+/* Extents in file order; holes between them; sectors past the last. A file
+ * sector two extents claim is compared once, through the extent that starts
+ * first (the earlier in the manifest on a tie), and counted in
+ * claimed_twice: the manifest contradicts itself there. Time: a sort of the
+ * extents, then one pass, whatever they overlap. */
 static void
-wtc_map_file (struct wtc_check *c, uint32_t fi, GArray *segments)
+wtc_map_file (struct wtc_check *c, uint32_t fi)
 {
   const struct wtmf_file *f = &c->mf->files[fi];
-  g_autoptr (GArray) ext = g_array_new (FALSE, FALSE, sizeof (struct wtmf_extent));
-  g_array_append_vals (ext, f->extents, f->nextents);
+  struct wtc_file_stat *st = &c->files[fi];
+  g_autoptr (GArray) ext = g_array_sized_new (FALSE, FALSE, sizeof (struct wtc_ordered_extent),
+                                              f->nextents);
+  for (uint32_t i = 0; i < f->nextents; i++) {
+    struct wtc_ordered_extent oe = { f->extents[i], i };
+    g_array_append_val (ext, oe);
+  }
   g_array_sort (ext, wtc_extent_cmp);
-  uint64_t next = 0;            /* first sector not yet accounted for */
-  for (guint i = 0; i < ext->len && next < f->nsectors; i++) {
-    const struct wtmf_extent *e = &g_array_index (ext, struct wtmf_extent, i);
-    if (!wtc_extent_usable (c, f, e, i)) {
-      uint64_t skip_end = MIN (f->nsectors, (e->logical + e->length + WT_SECTOR_SIZE - 1) / WT_SECTOR_SIZE);
-      uint64_t skip_from = MAX (next, e->logical / WT_SECTOR_SIZE);
-      wtc_check_hole (c, fi, next, skip_from);
-      if (skip_end > skip_from)
-        c->files[fi].uncheckable += skip_end - skip_from;
-      next = MAX (next, skip_end);
-      continue;
+  uint64_t next = 0;            /* first sector no extent has claimed yet */
+  uint64_t twice_next = 0;      /* first sector not yet counted as claimed twice */
+  uint64_t first_twice = UINT64_MAX;
+  for (guint i = 0; i < ext->len; i++) {
+    const struct wtc_ordered_extent *oe = &g_array_index (ext, struct wtc_ordered_extent, i);
+    uint64_t first, end;
+    if (!wtc_extent_sectors (f, &oe->e, &first, &end))
+      break;                    /* sorted: every later one is past EOF too */
+    if (first < next) {
+      uint64_t from = MAX (first, twice_next), to = MIN (end, next);
+      if (to > from) {
+        st->claimed_twice += to - from;
+        first_twice = MIN (first_twice, from);
+        twice_next = to;
+      }
     }
-    uint64_t first = e->logical / WT_SECTOR_SIZE;
-    uint64_t end = MIN (f->nsectors, first + e->length / WT_SECTOR_SIZE);
     if (end <= next)
-      continue;                 /* overlaps what earlier extents mapped */
+      continue;
     wtc_check_hole (c, fi, next, first);
     first = MAX (first, next);
-    wtc_map_extent (c, fi, e, first, end, segments);
+    const char *flaw = wtc_extent_flaw (c, &oe->e);
+    if (flaw) {
+      wtc_warn (c, "%s: extent %" PRIu32 " (logical %" PRIu64 ", physical %" PRIu64
+                ", length %" PRIu64 ") %s: not checked", f->path, oe->index, oe->e.logical,
+                oe->e.physical, oe->e.length, flaw);
+      st->unchecked += end - first;
+    } else {
+      wtc_map_extent (c, fi, &oe->e, first, end);
+    }
     next = end;
   }
   wtc_check_hole (c, fi, next, f->nsectors);
+  if (st->claimed_twice)
+    wtc_warn (c, "%s: %" PRIu64 " sectors (the first at file sector %" PRIu64
+              ") are claimed by more than one extent: each was compared through the first only",
+              f->path, st->claimed_twice, first_twice);
 }
 
 static uint64_t
@@ -175,6 +207,17 @@ wtc_bad_file_cmp (gconstpointer a, gconstpointer b)
   return x->file_sector < y->file_sector ? -1 : x->file_sector > y->file_sector;
 }
 
+/* The check's totals, and whether it covered what the manifest claims. */
+static void
+wtc_sum_files (struct wtc_check *c)
+{
+  for (uint32_t fi = 0; fi < c->mf->nfiles; fi++) {
+    c->compared += c->files[fi].checked;
+    c->unchecked += c->files[fi].unchecked;
+    c->claimed_twice += c->files[fi].claimed_twice;
+  }
+}
+
 bool
 wtc_find_bad (struct wtc_check *c, GError **error)
 {
@@ -183,15 +226,38 @@ wtc_find_bad (struct wtc_check *c, GError **error)
     return false;
   c->image_size = wtc_image_size (img);
   c->files = g_new0 (struct wtc_file_stat, c->mf->nfiles);
-  g_autoptr (GArray) segments = g_array_new (FALSE, FALSE, sizeof (struct wtc_segment));
   for (uint32_t fi = 0; fi < c->mf->nfiles; fi++)
-    wtc_map_file (c, fi, segments);
-  g_array_sort (segments, wtc_segment_cmp);
+    wtc_map_file (c, fi);
+  g_array_sort (c->mapped, wtc_segment_cmp);
   gint64 t0 = g_get_monotonic_time ();
-  for (guint i = 0; i < segments->len; i++)
-    if (!wtc_read_segment (c, img, &g_array_index (segments, struct wtc_segment, i), error))
+  for (guint i = 0; i < c->mapped->len; i++) {
+    const struct wtc_segment *seg = &g_array_index (c->mapped, struct wtc_segment, i);
+    if (!seg->unwritten && !wtc_read_segment (c, img, seg, error))
       return false;
+  }
   c->read_secs = (double) (g_get_monotonic_time () - t0) / 1e6;
   g_array_sort (c->bad, wtc_bad_file_cmp);
+  wtc_sum_files (c);
   return true;
+}
+
+bool
+wtc_coverage_complete (const struct wtc_check *c)
+{
+  return c->compared > 0 && c->unchecked == 0 && c->claimed_twice == 0 && !c->image_short;
+}
+
+bool
+wtc_inputs_complete (const struct wtc_check *c)
+{
+  return c->log_read && !c->log_status.torn && !c->channel_error && !c->log_error
+    && wtc_coverage_complete (c);
+}
+
+const char *
+wtc_verdict (const struct wtc_check *c)
+{
+  if (c->bad->len)
+    return "damaged";
+  return wtc_coverage_complete (c) ? "clean" : "unchecked";
 }

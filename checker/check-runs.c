@@ -34,8 +34,8 @@ wtc_run_add (const struct wtc_check *c, struct wtc_run *r, const struct wtc_bad 
   r->count++;
 }
 
-/* The first bad sector of file fi (c->bad is sorted by file). */
-static guint
+/* c->bad is sorted by file: a binary search. */
+guint
 wtc_file_first_bad (const struct wtc_check *c, uint32_t fi)
 {
   guint lo = 0, hi = c->bad->len;
@@ -124,7 +124,8 @@ wtc_page_describe (const struct wtc_check *c, guint first, GString *out)
   }
   const struct wtmf_file *f = &c->mf->files[fb->file];
   uint64_t in_page = MIN ((uint64_t) WTC_PAGE_SECTORS, f->nsectors - page * WTC_PAGE_SECTORS);
-  g_string_append_printf (out, "page %" PRIu64 " of %s: ", page, f->path);
+  g_autofree char *path = wtc_text_safe (f->path);
+  g_string_append_printf (out, "page %" PRIu64 " of %s: ", page, path);
   bool any = false;
   for (unsigned cls = 0; cls < WTC_NCLASSES; cls++) {
     if (!mask[cls])

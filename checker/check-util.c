@@ -95,24 +95,88 @@ wtc_fmt_bytes (uint64_t bytes, char *buf, size_t len)
   return buf;
 }
 
+/* The code point of the UTF-8 sequence at s (at most left bytes), its
+ * length in *n; -1 when the bytes there are not UTF-8 (one byte taken). */
+static gint32
+wtc_utf8_at (const char *s, size_t left, size_t *n)
+{
+  gunichar u = g_utf8_get_char_validated (s, (gssize) MIN (left, 6u));
+  if (u == (gunichar) -1 || u == (gunichar) -2 || u == 0) {
+    *n = 1;
+    return -1;
+  }
+  *n = (size_t) (g_utf8_next_char (s) - s);
+  return (gint32) u;
+}
+
 void
 wtc_json_str_n (FILE *out, const char *s, size_t len)
 {
   putc ('"', out);
-  for (size_t i = 0; i < len; i++) {
+  for (size_t i = 0, n; i < len; i += n) {
     unsigned char c = (unsigned char) s[i];
+    n = 1;
     if (c == '"' || c == '\\')
       fprintf (out, "\\%c", c);
     else if (c == '\n')
       fputs ("\\n", out);
     else if (c == '\t')
       fputs ("\\t", out);
-    else if (c < 0x20 || c >= 0x7f)
+    else if (c < 0x20 || c == 0x7f)
       fprintf (out, "\\u%04x", c);
-    else
+    else if (c < 0x80)
       putc (c, out);
+    else {
+      /* UTF-8 as its code points (surrogate pairs past U+FFFF); a byte
+       * that is not UTF-8 cannot be said in JSON: U+FFFD stands for it. */
+      gint32 u = wtc_utf8_at (s + i, len - i, &n);
+      if (u < 0)
+        fputs ("\\ufffd", out);
+      else if (u < 0x10000)
+        fprintf (out, "\\u%04x", (unsigned) u);
+      else
+        fprintf (out, "\\u%04x\\u%04x", 0xd800 + (((unsigned) u - 0x10000) >> 10),
+                 0xdc00 + (((unsigned) u - 0x10000) & 0x3ff));
+    }
   }
   putc ('"', out);
+}
+
+char *
+wtc_text_safe (const char *s)
+{
+  if (!s)
+    return NULL;
+  GString *out = g_string_sized_new (strlen (s));
+  size_t len = strlen (s);
+  for (size_t i = 0, n; i < len; i += n) {
+    unsigned char c = (unsigned char) s[i];
+    n = 1;
+    if (c == '\\')
+      g_string_append (out, "\\\\");
+    else if (c == '\n')
+      g_string_append (out, "\\n");
+    else if (c == '\r')
+      g_string_append (out, "\\r");
+    else if (c == '\t')
+      g_string_append (out, "\\t");
+    else if (c < 0x20 || c == 0x7f)
+      g_string_append_printf (out, "\\x%02x", c);
+    else if (c < 0x80)
+      g_string_append_c (out, (char) c);
+    else {
+      /* Printable UTF-8 stays as it is; C1 controls (U+0080-U+009F, which
+       * some terminals obey as escapes) and bytes that are not UTF-8 are
+       * escaped byte by byte. */
+      gint32 u = wtc_utf8_at (s + i, len - i, &n);
+      if (u >= 0 && u >= 0xa0)
+        g_string_append_len (out, s + i, (gssize) n);
+      else
+        for (size_t k = 0; k < n; k++)
+          g_string_append_printf (out, "\\x%02x", (unsigned char) s[i + k]);
+    }
+  }
+  return g_string_free (out, FALSE);
 }
 
 void

@@ -25,10 +25,17 @@ char *wtc_fmt_run_id (const uint8_t id[16], char *buf, size_t len);
 /* "4.0 MiB" */
 char *wtc_fmt_bytes (uint64_t bytes, char *buf, size_t len);
 
-/* A JSON string literal, quotes included, of len bytes of s (bytes that are
- * not printable ASCII are escaped, so any guest text stays valid JSON). */
+/* A JSON string literal, quotes included, of len bytes of s, in ASCII:
+ * controls and non-ASCII characters as \uXXXX (UTF-8 decoded), bytes that
+ * are not UTF-8 as \ufffd, so any guest text stays valid JSON. */
 void wtc_json_str_n (FILE *out, const char *s, size_t len);
 void wtc_json_str (FILE *out, const char *s);
+
+/* Guest text fit for a terminal, g_free it (NULL for NULL): control
+ * characters, newlines, C1 controls and bytes that are not UTF-8 written
+ * C-style (\x1b, \n, \\), so a guest can neither send escape sequences
+ * to the reader's terminal nor forge a line of the report. */
+char *wtc_text_safe (const char *s);
 
 /* The hash of a sector of zeroes. */
 uint64_t wtc_zero_hash (void);

@@ -53,8 +53,20 @@ struct wtc_bad {
 
 struct wtc_file_stat {
   uint64_t checked;             /* sectors compared */
-  uint64_t uncheckable;         /* inline/encoded, misaligned, off the disk */
+  uint64_t uncheckable;         /* in extents flagged unmappable (inline, encoded) */
+  uint64_t unchecked;           /* in extents misaligned or off the image */
+  uint64_t claimed_twice;       /* claimed by more than one extent */
   uint64_t bad;
+  uint64_t by_class[WTC_NCLASSES];
+};
+
+/* A stretch of a file that lies contiguous on the disk. */
+struct wtc_segment {
+  uint64_t disk_first;
+  uint64_t file_first;
+  uint64_t count;
+  uint32_t file;
+  bool unwritten;               /* reads as zeroes: compared, not read */
 };
 
 /* The log clock of a guest time, from the MARKs. */
@@ -80,6 +92,10 @@ struct wtc_check {
   struct wtc_file_stat *files;      /* one per manifest file */
   GPtrArray *warnings;              /* char *: inputs that could not be used */
   GArray *marks;                    /* struct wtc_mark, by guest time */
+  GArray *mapped;                   /* struct wtc_segment, by disk sector */
+  guint warnings_left_out;          /* past WTC_MAX_WARNINGS */
+  uint64_t compared, unchecked, claimed_twice;  /* sums of c->files */
+  bool image_short;                 /* shorter than the log's disk */
   uint64_t by_class[WTC_NCLASSES];
   double read_secs;                 /* time spent reading the image */
   uint64_t read_bytes;
@@ -87,9 +103,20 @@ struct wtc_check {
 
 void wtc_warn (struct wtc_check *c, const char *fmt, ...) G_GNUC_PRINTF (2, 3);
 
+/* Warnings kept in full; later ones are only counted. */
+#define WTC_MAX_WARNINGS 100
+
 /* check-map.c: maps every file sector to the disk, reads the image, and
- * fills c->bad and c->files. */
+ * fills c->bad, c->files and c->mapped. */
 bool wtc_find_bad (struct wtc_check *c, GError **error);
+/* Every sector the manifest claims was compared, each once, and some were:
+ * without that the check cannot say clean. */
+bool wtc_coverage_complete (const struct wtc_check *c);
+/* The log, the channel and the coverage all complete (else exit 2). */
+bool wtc_inputs_complete (const struct wtc_check *c);
+/* "damaged", "unchecked" (nothing bad among what was compared, but not all
+ * of it could be) or "clean". */
+const char *wtc_verdict (const struct wtc_check *c);
 
 /* check-log.c: one pass over the log: facts about each bad sector, the
  * CHANNEL records (placing the messages), then the classes. */
@@ -112,6 +139,8 @@ struct wtc_run {
   uint64_t last_t;
   bool holds_mixed;                 /* its sectors hold different writes */
 };
+/* The index in c->bad of file fi's first bad sector (or of the next file's). */
+guint wtc_file_first_bad (const struct wtc_check *c, uint32_t fi);
 /* Runs of file fi (struct wtc_run, in file order). */
 GArray *wtc_file_runs (const struct wtc_check *c, uint32_t fi);
 /* Bad pages of file fi: the 4 KiB pages with a bad sector. */

@@ -33,6 +33,8 @@ wtc_check_clear (struct wtc_check *c)
     g_ptr_array_unref (c->warnings);
   if (c->marks)
     g_array_unref (c->marks);
+  if (c->mapped)
+    g_array_unref (c->mapped);
 }
 
 /* The channel and its final manifest. Returns false when there is no
@@ -60,7 +62,7 @@ wtc_check_read_channel (struct wtc_check *c)
 static int
 wtc_check_status (const struct wtc_check *c)
 {
-  if (c->log_error || !c->log_read || c->log_status.torn || c->channel_error)
+  if (!wtc_inputs_complete (c))
     return WT_EXIT_ERROR;
   return c->bad->len ? WT_EXIT_DAMAGE : WT_EXIT_OK;
 }
@@ -219,8 +221,14 @@ wtc_check_parse (int *argc, char ***argv, struct wtc_check_opts *o)
     "the log says of the disk sectors. --json FILE: doc/report-json.md.\n"
     "Extents flagged unmappable (inline, encoded) are counted as not checkable,\n"
     "not as damage. Memory grows with the damage, not with the log or the disk.\n\n"
+    "Verdict: damaged (a compared sector differs), clean (every sector the\n"
+    "manifest places on the disk was compared, once, and matched), or unchecked\n"
+    "(nothing differs, but some sectors could not be compared: extents misaligned\n"
+    "or off the disk image, a truncated image, file sectors claimed by two\n"
+    "extents, or nothing compared at all).\n\n"
     "Exit status: 0 clean, 1 damage found, 2 bad usage or inputs that could not\n"
-    "be read in full (torn log, damaged channel, no manifest): the report still\n"
+    "be read or compared in full (torn log, damaged channel, no manifest, a\n"
+    "verdict of unchecked, damage with sectors left unchecked): the report still\n"
     "says what could be said.");
   g_option_context_add_main_entries (ctx, entries, NULL);
   if (!g_option_context_parse (ctx, argc, argv, &error)) {
@@ -255,6 +263,7 @@ wt_cmd_check (int argc, char **argv)
     .bad = g_array_new (FALSE, TRUE, sizeof (struct wtc_bad)),
     .warnings = g_ptr_array_new_with_free_func (g_free),
     .marks = g_array_new (FALSE, FALSE, sizeof (struct wtc_mark)),
+    .mapped = g_array_new (FALSE, FALSE, sizeof (struct wtc_segment)),
   };
   int status = o.no_manifest ? wtc_check_no_manifest (&c, &o) : wtc_check_run (&c, &o);
   wtc_check_clear (&c);

@@ -94,10 +94,8 @@ static void
 wtc_json_pages (const struct wtc_check *c, uint32_t fi, FILE *out)
 {
   g_autoptr (GString) line = g_string_new (NULL);
-  guint i = 0;
+  guint i = wtc_file_first_bad (c, fi);
   bool any = false;
-  while (i < c->bad->len && g_array_index (c->bad, struct wtc_bad, i).file != fi)
-    i++;
   fputs ("\"pages\": [", out);
   while (i < c->bad->len && g_array_index (c->bad, struct wtc_bad, i).file == fi) {
     const struct wtc_bad *b = &g_array_index (c->bad, struct wtc_bad, i);
@@ -131,9 +129,10 @@ wtc_json_file (const struct wtc_check *c, uint32_t fi, FILE *out)
   wtc_json_kv_str (out, "path", f->path);
   fprintf (out, ", \"inode\": %" PRIu64 ", \"size\": %" PRIu64 ", \"sectors\": %" PRIu64
            ", \"checked_sectors\": %" PRIu64 ", \"uncheckable_sectors\": %" PRIu64
+           ", \"unchecked_sectors\": %" PRIu64 ", \"claimed_twice_sectors\": %" PRIu64
            ", \"bad_sectors\": %" PRIu64 ", \"bad_pages\": %" PRIu64 ",\n      \"runs\": [",
-           f->inode, f->size, f->nsectors, st->checked, st->uncheckable, st->bad,
-           wtc_file_bad_pages (c, fi));
+           f->inode, f->size, f->nsectors, st->checked, st->uncheckable + st->unchecked,
+           st->unchecked, st->claimed_twice, st->bad, wtc_file_bad_pages (c, fi));
   g_autoptr (GArray) runs = wtc_file_runs (c, fi);
   for (guint i = 0; i < runs->len; i++) {
     fputs (i ? ",\n        " : "\n        ", out);
@@ -179,16 +178,18 @@ wtc_json_inputs (const struct wtc_check *c, FILE *out)
     fputs (i ? ", " : "", out);
     wtc_json_str (out, g_ptr_array_index (c->warnings, i));
   }
-  fputs ("],\n", out);
+  fprintf (out, "],\n  \"warnings_left_out\": %u,\n", c->warnings_left_out);
 }
 
 static void
 wtc_json_write (const struct wtc_check *c, FILE *out)
 {
-  bool inputs_ok = c->log_read && !c->log_status.torn && !c->channel_error && !c->log_error;
   fprintf (out, "{\n  \"version\": %d,\n  \"verdict\": \"%s\",\n  \"inputs_complete\": %s,\n",
-           WTC_JSON_VERSION, c->bad->len ? "damaged" : "clean", inputs_ok ? "true" : "false");
-  fprintf (out, "  \"bad_sectors\": %u,\n  \"by_class\": {", c->bad->len);
+           WTC_JSON_VERSION, wtc_verdict (c), wtc_inputs_complete (c) ? "true" : "false");
+  fprintf (out, "  \"bad_sectors\": %u,\n  \"compared_sectors\": %" PRIu64
+           ",\n  \"unchecked_sectors\": %" PRIu64 ",\n  \"claimed_twice_sectors\": %" PRIu64
+           ",\n  \"image_truncated\": %s,\n  \"by_class\": {", c->bad->len, c->compared,
+           c->unchecked, c->claimed_twice, c->image_short ? "true" : "false");
   for (unsigned k = 0; k < WTC_NCLASSES; k++)
     fprintf (out, "%s\"%s\": %" PRIu64, k ? ", " : "", wtc_class_name (k), c->by_class[k]);
   fputs ("},\n", out);

@@ -5,16 +5,33 @@
 #include "check.h"
 #include "sector-hash.h"
 
+/* A HELLO or RESULT value made safe to print (wtc_text_safe). */
+static char *
+wtc_text_value (const struct wtc_check *c, uint16_t type, const char *key)
+{
+  g_autofree char *raw = type == WTCH_HELLO ? wtc_hello_value (c, key)
+    : wtc_result_value (c, key);
+  return wtc_text_safe (raw);
+}
+
+/* "!! " and text that may hold guest bytes (paths, the reader's messages). */
+static void
+wtc_text_alarm (FILE *out, const char *what, const char *text)
+{
+  g_autofree char *safe = wtc_text_safe (text);
+  fprintf (out, "!! %s%s\n", what, safe);
+}
+
 static void
 wtc_text_inputs (const struct wtc_check *c, FILE *out)
 {
-  g_autofree char *kernel = wtc_hello_value (c, "kernel");
-  g_autofree char *fs = wtc_hello_value (c, "fs");
-  g_autofree char *workload = wtc_hello_value (c, "workload");
-  g_autofree char *status = wtc_result_value (c, "status");
-  g_autofree char *readback = wtc_result_value (c, "readback");
-  g_autofree char *rb_bad = wtc_result_value (c, "readback_bad_sectors");
-  g_autofree char *gerr = wtc_result_value (c, "error");
+  g_autofree char *kernel = wtc_text_value (c, WTCH_HELLO, "kernel");
+  g_autofree char *fs = wtc_text_value (c, WTCH_HELLO, "fs");
+  g_autofree char *workload = wtc_text_value (c, WTCH_HELLO, "workload");
+  g_autofree char *status = wtc_text_value (c, WTCH_RESULT, "status");
+  g_autofree char *readback = wtc_text_value (c, WTCH_RESULT, "readback");
+  g_autofree char *rb_bad = wtc_text_value (c, WTCH_RESULT, "readback_bad_sectors");
+  g_autofree char *gerr = wtc_text_value (c, WTCH_RESULT, "error");
   fprintf (out, "# guest: kernel %s, fs %s, workload %s\n", kernel ? kernel : "?",
            fs ? fs : "?", workload ? workload : "?");
   fprintf (out, "# guest result: status %s, read-back %s%s%s%s\n",
@@ -32,14 +49,24 @@ static void
 wtc_text_problems (const struct wtc_check *c, FILE *out)
 {
   if (c->log_error)
-    fprintf (out, "!! LOG UNREADABLE: %s\n", c->log_error);
-  if (c->log_read && c->log_status.torn)
-    fprintf (out, "!! LOG TORN: %s; only the %" PRIu64 " records before it were used\n",
-             c->log_status.error, c->log_status.records);
+    wtc_text_alarm (out, "LOG UNREADABLE: ", c->log_error);
+  if (c->log_read && c->log_status.torn) {
+    g_autofree char *why = g_strdup_printf ("%s; only the %" PRIu64 " records before it were used",
+                                            c->log_status.error, c->log_status.records);
+    wtc_text_alarm (out, "LOG TORN: ", why);
+  }
   if (c->channel_error)
-    fprintf (out, "!! CHANNEL DAMAGED: %s\n", c->channel_error);
+    wtc_text_alarm (out, "CHANNEL DAMAGED: ", c->channel_error);
   for (guint i = 0; i < c->warnings->len; i++)
-    fprintf (out, "!! %s\n", (const char *) g_ptr_array_index (c->warnings, i));
+    wtc_text_alarm (out, "", g_ptr_array_index (c->warnings, i));
+  if (c->warnings_left_out)
+    fprintf (out, "!! ... and %u more warnings (--json has the first %d too)\n",
+             c->warnings_left_out, WTC_MAX_WARNINGS);
+  if (c->mf && c->files && !wtc_coverage_complete (c))
+    fprintf (out, "!! INPUTS INCOMPLETE: %" PRIu64 " sectors compared, %" PRIu64
+             " could not be (extents misaligned or off the disk image), %" PRIu64
+             " claimed twice%s: the check cannot say clean\n", c->compared, c->unchecked,
+             c->claimed_twice, c->image_short ? ", the image is truncated" : "");
 }
 
 static void
@@ -47,29 +74,32 @@ wtc_text_verdict (const struct wtc_check *c, uint32_t fi, FILE *out)
 {
   const struct wtmf_file *f = &c->mf->files[fi];
   const struct wtc_file_stat *st = &c->files[fi];
+  g_autofree char *path = wtc_text_safe (f->path);
   if (!st->bad) {
-    fprintf (out, "%s: clean (%" PRIu64 " sectors checked", f->path, st->checked);
+    bool unchecked = st->unchecked || (!st->checked && f->nsectors);
+    fprintf (out, "%s: %s (%" PRIu64 " sectors checked", path, unchecked ? "unchecked" : "clean",
+             st->checked);
+    if (st->unchecked)
+      fprintf (out, ", %" PRIu64 " could not be: extents misaligned or off the disk image",
+               st->unchecked);
     if (st->uncheckable)
-      fprintf (out, ", %" PRIu64 " not checkable: inline, encoded or misaligned", st->uncheckable);
+      fprintf (out, ", %" PRIu64 " not checkable: inline or encoded", st->uncheckable);
+    if (st->claimed_twice)
+      fprintf (out, ", %" PRIu64 " claimed by two extents", st->claimed_twice);
     fprintf (out, ")\n");
     return;
   }
-  uint64_t n[WTC_NCLASSES] = { 0 };
-  for (guint i = 0; i < c->bad->len; i++) {
-    const struct wtc_bad *b = &g_array_index (c->bad, struct wtc_bad, i);
-    if (b->file == fi)
-      n[b->cls]++;
-  }
+  const uint64_t *n = st->by_class;
   unsigned kinds = 0, only = 0;
   for (unsigned k = 0; k < WTC_NCLASSES; k++)
     if (n[k])
       kinds++, only = k;
   uint64_t pages = wtc_file_bad_pages (c, fi);
   if (kinds == 1)
-    fprintf (out, "%s: %" PRIu64 " sector%s %s in %" PRIu64 " page%s", f->path, st->bad,
+    fprintf (out, "%s: %" PRIu64 " sector%s %s in %" PRIu64 " page%s", path, st->bad,
              st->bad == 1 ? "" : "s", wtc_class_name (only), pages, pages == 1 ? "" : "s");
   else {
-    fprintf (out, "%s: %" PRIu64 " bad sectors in %" PRIu64 " page%s (", f->path, st->bad,
+    fprintf (out, "%s: %" PRIu64 " bad sectors in %" PRIu64 " page%s (", path, st->bad,
              pages, pages == 1 ? "" : "s");
     for (unsigned k = 0, any = 0; k < WTC_NCLASSES; k++)
       if (n[k])
@@ -79,7 +109,10 @@ wtc_text_verdict (const struct wtc_check *c, uint32_t fi, FILE *out)
   const char *pc = wtc_page_cache_verdict (c);
   if (pc)
     fprintf (out, "; %s%s", pc, strstr (pc, "correct") ? "; the disk was not" : "");
-  fprintf (out, " (%" PRIu64 " sectors checked)\n", st->checked);
+  fprintf (out, " (%" PRIu64 " sectors checked", st->checked);
+  if (st->unchecked)
+    fprintf (out, ", %" PRIu64 " could not be", st->unchecked);
+  fprintf (out, ")\n");
 }
 
 static void
@@ -187,9 +220,7 @@ wtc_text_file_pages (const struct wtc_check *c, uint32_t fi,
                      const struct wtc_report_opts *o, FILE *out)
 {
   g_autoptr (GString) line = g_string_new (NULL);
-  guint i = 0;
-  while (i < c->bad->len && g_array_index (c->bad, struct wtc_bad, i).file != fi)
-    i++;
+  guint i = wtc_file_first_bad (c, fi);
   int shown = 0;
   while (i < c->bad->len && g_array_index (c->bad, struct wtc_bad, i).file == fi) {
     g_string_truncate (line, 0);
@@ -207,13 +238,13 @@ static void
 wtc_text_file_detail (const struct wtc_check *c, uint32_t fi,
                       const struct wtc_report_opts *o, FILE *out)
 {
-  const struct wtmf_file *f = &c->mf->files[fi];
+  g_autofree char *path = wtc_text_safe (c->mf->files[fi].path);
   g_autoptr (GArray) runs = wtc_file_runs (c, fi);
   uint64_t pages = wtc_file_bad_pages (c, fi);
-  fprintf (out, "\n%s: %" PRIu64 " bad page%s\n", f->path, pages, pages == 1 ? "" : "s");
+  fprintf (out, "\n%s: %" PRIu64 " bad page%s\n", path, pages, pages == 1 ? "" : "s");
   wtc_text_file_pages (c, fi, o, out);
   fprintf (out, "\n%s: %u run%s (contiguous in the file and on the disk, one class)\n",
-           f->path, runs->len, runs->len == 1 ? "" : "s");
+           path, runs->len, runs->len == 1 ? "" : "s");
   for (guint i = 0; i < runs->len && (int) i < o->max_runs; i++)
     wtc_text_run (c, &g_array_index (runs, struct wtc_run, i), out);
   if ((int) runs->len > o->max_runs)
@@ -231,11 +262,14 @@ wtc_report_text (const struct wtc_check *c, const struct wtc_report_opts *o,
   for (uint32_t fi = 0; fi < c->mf->nfiles; fi++)
     wtc_text_verdict (c, fi, out);
   uint64_t total = c->bad->len;
-  fprintf (out, "verdict: %s: %" PRIu64 " bad sector%s", total ? "damaged" : "clean",
+  fprintf (out, "verdict: %s: %" PRIu64 " bad sector%s", wtc_verdict (c),
            total, total == 1 ? "" : "s");
   for (unsigned k = 0; k < WTC_NCLASSES; k++)
     if (c->by_class[k])
       fprintf (out, ", %s %" PRIu64, wtc_class_name (k), c->by_class[k]);
+  if (!wtc_coverage_complete (c))
+    fprintf (out, "; %" PRIu64 " sectors compared, %" PRIu64 " could not be", c->compared,
+             c->unchecked);
   fputc ('\n', out);
   if (o->quiet)
     return;

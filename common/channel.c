@@ -96,6 +96,11 @@ wtch_decode_header (const unsigned char *buf, struct wtch_message *m,
               m->length, WTCH_MAX_PAYLOAD);
     return -1;
   }
+  if (m->type != WTCH_MANIFEST && m->length > WTCH_MAX_TEXT) {
+    snprintf (err, errlen, "%s payload length %" PRIu32 " exceeds the %u-byte limit of text",
+              wtch_type_name (m->type), m->length, WTCH_MAX_TEXT);
+    return -1;
+  }
   return 0;
 }
 
@@ -186,6 +191,11 @@ wtch_reader_next (struct wtch_reader *r, struct wtch_message *m, char *err,
     d = -1;
   }
   uint64_t size = d == 0 ? wtch_encoded_size (m->length) : 0;
+  if (d == 0 && r->pos + size > WTCH_MAX_CHANNEL) {
+    snprintf (why, sizeof why, "it ends past the %llu-byte limit of a channel",
+              (unsigned long long) WTCH_MAX_CHANNEL);
+    d = -1;
+  }
   if (d == 0 && r->pos + size > r->size) {
     snprintf (why, sizeof why, "payload of %" PRIu32 " bytes runs past the end of the channel",
               m->length);

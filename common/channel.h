@@ -14,6 +14,14 @@
 /* The largest payload a message may carry: bounds what a corrupt length can
  * make the reader allocate. */
 #define WTCH_MAX_PAYLOAD (4u << 20)
+/* The largest HELLO, MARK, RESULT or TEXT payload (a MARK's label, the
+ * key=value lines): the guest sends at most 4 KiB; the checker keeps every
+ * one in memory and prints them. */
+#define WTCH_MAX_TEXT (64u << 10)
+/* A message must end within the first 1 GiB of the channel: bounds what the
+ * checker holds (the messages, the manifest stream) and the MARK count
+ * (one a block: 2,097,152). */
+#define WTCH_MAX_CHANNEL (1ull << 30)
 
 enum wtch_type {
   WTCH_HELLO = 1,

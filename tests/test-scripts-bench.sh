@@ -4,8 +4,8 @@
 # section's report and verdict lines; an unknown section is refused.
 . "$(dirname "$0")/lib.sh"
 require_tools nbdkit fio jq numfmt
-require_built "$PLUGIN" "$WTRACK" "$TOP/tests/tools/mkbigrun"
-plan 5
+require_built "$PLUGIN" "$WTRACK" "$TOP/tests/tools/mkbigrun" "$TOP/tests/tools/mkworstrun"
+plan 6
 
 sections=$("$TOP/scripts/bench" --help | sed -n 's/.*--sections LIST.*(default: all: \(.*\))$/\1/p')
 check "--help names the default sections ($sections)" [ -n "$sections" ]
@@ -26,6 +26,8 @@ check "the plugin section reports the hashes-only 4 KiB ratio" \
   grep -Eq '^(PASS|MISS) plugin hashes-only 4k random write IOPS' "$T/report"
 check "the check section reports both checker targets" \
   test "$(grep -Ec '^(PASS|MISS) check ' "$T/report")" = 2
+check "the check-worst section reports the worst-case channel target" \
+  grep -Eq '^(PASS|MISS) check-worst: a worst-case 64 MiB channel' "$T/report"
 
 "$TOP/scripts/bench" --sections nosuch --dir "$T/bench" >/dev/null 2>"$T/err"
 status=$?

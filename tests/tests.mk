@@ -19,8 +19,9 @@ TEST_HELPERS += tests/tools/faultset
 tests/tools/faultset: tests/tools/faultset.c common/libwtcommon.a
 	$(CC) $(ALL_CFLAGS) $(GLIB_CFLAGS) $< common/libwtcommon.a $(GLIB_LIBS) -o $@
 
-# check: the large synthetic run of scripts/bench-check.
-TEST_HELPERS += tests/tools/mkbigrun
+# check: the large synthetic run of scripts/bench-check, and the worst case
+# a guest can make within a 64 MiB channel (tests/test-checker-worst.sh).
+TEST_HELPERS += tests/tools/mkbigrun tests/tools/mkworstrun
 
 # Checkpoint manifests read independently of wtrack, and a log with one
 # sector's writes left out (the replay and crash run tests).

@@ -196,7 +196,8 @@ test_round_trip (void)
   size_t n = 0;
   for (size_t s = 0; s < NSIZES; s++)
     for (uint16_t t = WTCH_HELLO; t <= WTCH_TEXT; t++, n++)
-      specs[n] = make_spec (t, n + 1, sizes[s]);
+      specs[n] = make_spec (t, n + 1, t == WTCH_MANIFEST || sizes[s] <= WTCH_MAX_TEXT
+                            ? sizes[s] : WTCH_MAX_TEXT);
   struct stream st = encode_stream (specs, N);
   write_file (st.bytes, st.len);
 
@@ -222,7 +223,7 @@ test_round_trip (void)
                m.number, m.offset);
   }
   tap_ok (good == N && rc == 1,
-          "every field of %zu messages (5 types, payloads of 0 to 1 MiB) round trips (rc %d)",
+          "every field of %zu messages (5 types, payloads of 0 to 1 MiB, text to 64 KiB) round trips (rc %d)",
           good, rc);
   rc = r ? wtch_reader_next (r, &m, err, sizeof err) : -2;
   tap_ok (rc == 1, "the end of the stream stays the end");
@@ -587,13 +588,86 @@ test_kv (void)
   free (heap);
 }
 
+/* Text payloads: WTCH_MAX_TEXT bytes are a message, one more is refused
+ * from the header; a MANIFEST may be longer. */
+static void
+test_text_limit (void)
+{
+  char err[256];
+  struct wtch_message m;
+  unsigned char *payload = make_payload (WTCH_MAX_TEXT + 1, 7);
+  unsigned char *buf = xmalloc (wtch_encoded_size (WTCH_MAX_TEXT + 1));
+  static const uint16_t types[] = { WTCH_HELLO, WTCH_MARK, WTCH_RESULT, WTCH_TEXT };
+  bool limit_ok = true, over_refused = true;
+  for (size_t i = 0; i < 4; i++) {
+    wtch_encode (buf, types[i], 0, 1, 5, payload, WTCH_MAX_TEXT);
+    limit_ok &= wtch_decode_header (buf, &m, err, sizeof err) == 0;
+    wtch_encode (buf, types[i], 0, 1, 5, payload, WTCH_MAX_TEXT + 1);
+    over_refused &= wtch_decode_header (buf, &m, err, sizeof err) == -1
+      && strstr (err, "65536-byte limit of text") != NULL;
+  }
+  tap_ok (limit_ok && over_refused, "HELLO, MARK, RESULT, TEXT: %u payload bytes are a message, "
+          "%u are refused: %s", WTCH_MAX_TEXT, WTCH_MAX_TEXT + 1, err);
+  wtch_encode (buf, WTCH_MANIFEST, 0, 1, 5, payload, WTCH_MAX_TEXT + 1);
+  tap_ok (wtch_decode_header (buf, &m, err, sizeof err) == 0,
+          "a MANIFEST of %u bytes is a message", WTCH_MAX_TEXT + 1);
+  free (buf);
+  free (payload);
+}
+
+/* The channel limit: 256 messages of 4 MiB (payloads of zeroes, left as
+ * holes in a sparse file) end exactly at WTCH_MAX_CHANNEL and are read; one
+ * more block-sized message after them is refused, naming it. */
+static void
+test_channel_limit (void)
+{
+  char err[256];
+  uint32_t len = WTCH_MAX_PAYLOAD - WTCH_HEADER_SIZE;
+  uint64_t each = wtch_encoded_size (len);
+  uint64_t count = WTCH_MAX_CHANNEL / each;
+  unsigned char *zeroes = xmalloc (len);
+  memset (zeroes, 0, len);
+  unsigned char *block = xmalloc (each);
+  int fd = open (path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  bool wrote = fd >= 0 && each * count == WTCH_MAX_CHANNEL;
+  wtch_encode (block, WTCH_MANIFEST, 0, 1, 5, zeroes, len);
+  for (uint64_t i = 0; wrote && i < count; i++) {
+    wt_put64 (block + 8, i + 1);      /* the number, and the header CRC over it */
+    reseal_header (block);
+    wrote = pwrite (fd, block, WTCH_BLOCK, (off_t) (i * each)) == WTCH_BLOCK;
+  }
+  wrote = wrote && ftruncate (fd, (off_t) WTCH_MAX_CHANNEL) == 0;
+  struct wtch_reader *r = wtch_reader_open (path, err, sizeof err);
+  struct wtch_message m;
+  uint64_t n = 0;
+  int rc;
+  while (r && (rc = wtch_reader_next (r, &m, err, sizeof err)) == 0)
+    n++;
+  tap_ok (wrote && r && rc == 1 && n == count, "%" PRIu64 " messages ending at the %llu-byte "
+          "limit are read (%" PRIu64 ")", count, (unsigned long long) WTCH_MAX_CHANNEL, n);
+  wtch_reader_close (r);
+  wtch_encode (block, WTCH_MARK, 0, count + 1, 5, "past", 4);
+  wrote = fd >= 0 && pwrite (fd, block, WTCH_BLOCK, (off_t) WTCH_MAX_CHANNEL) == WTCH_BLOCK;
+  r = wtch_reader_open (path, err, sizeof err);
+  n = 0;
+  while (r && (rc = wtch_reader_next (r, &m, err, sizeof err)) == 0)
+    n++;
+  tap_ok (wrote && r && rc == -1 && n == count && names_message (err, count + 1, WTCH_MAX_CHANNEL)
+          && strstr (err, "limit of a channel"), "one block more is refused: %s", err);
+  wtch_reader_close (r);
+  if (fd >= 0)
+    close (fd);
+  free (block);
+  free (zeroes);
+}
+
 int
 main (void)
 {
   if (!mkdtemp (dir))
     return 2;
   snprintf (path, sizeof path, "%s/channel.bin", dir);
-  tap_plan (40);
+  tap_plan (44);
   test_sizes ();
   test_round_trip ();
   test_numbering ();
@@ -603,6 +677,8 @@ main (void)
   test_bit_flips ();
   test_header_fields ();
   test_kv ();
+  test_text_limit ();
+  test_channel_limit ();
   unlink (path);
   rmdir (dir);
   return tap_done ();

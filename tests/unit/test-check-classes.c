@@ -8,7 +8,13 @@
  *
  * Scenarios: clean, damaged (one run of every class, each precedence case, a
  * partial last sector, an unwritten extent, holes, content shared by
- * neighbouring sectors), nomanifest.
+ * neighbouring sectors), nomanifest; and clean runs whose manifest or
+ * channel a hostile guest bent: pasteof (a fourth file, /data/f4, four
+ * sectors of zeroes whose only extent starts past its end), offdisk (f3's
+ * extent off the disk), overlap (a fourth extent of f1 claims its sectors
+ * 8-15 again, elsewhere on the disk), hostile (the damaged run with escape
+ * sequences, newlines, UTF-8 and a byte that is not UTF-8 in f2's path and
+ * in HELLO and RESULT values).
  * The disk is simulated here: a write stores its sectors and logs them; a
  * "vanished" write does neither; a "lied" write logs but does not store. */
 #include <errno.h>
@@ -35,6 +41,7 @@
 
 struct gen {
   const char *dir;
+  const char *scenario;
   unsigned char *disk;
   unsigned char *chan;
   uint64_t chan_pos;
@@ -330,20 +337,52 @@ write_truth (struct gen *g)
   truth (g, "/data/f3", 5, 1, 7105, "lost");
 }
 
+#define HOSTILE_PATH "/data/caf\xc3\xa9\x1b[2J\xff\n!! forged f2"
+
+static bool
+scenario_is (const struct gen *g, const char *name)
+{
+  return strcmp (g->scenario, name) == 0;
+}
+
 static void
 send_manifest (struct gen *g)
 {
-  struct wtmf_file files[3] = {
+  static struct wtmf_extent f1_overlap[4], f3_offdisk[1], f4_ext[] = {
+    /* Preallocated past the end of the file (fallocate KEEP_SIZE). */
+    { 8 * SECTOR, 7200 * SECTOR, 8 * SECTOR, 0 },
+  };
+  static uint64_t f4_hash[4];
+  static uint32_t f4_op[4];
+  struct wtmf_file files[4] = {
     { .id = 1, .path = "/data/f1", .inode = 12, .size = F1_SIZE, .nextents = 3,
       .extents = f1_ext, .nsectors = 64, .hashes = f1_hash, .ops = f1_op },
     { .id = 2, .path = "/data/f2", .inode = 13, .size = F2_SIZE, .nextents = 1,
       .extents = f2_ext, .nsectors = 2, .hashes = f2_hash, .ops = f2_op },
     { .id = 3, .path = "/data/f3", .inode = 14, .size = F3_SIZE, .nextents = 1,
       .extents = f3_ext, .nsectors = 8, .hashes = f3_hash, .ops = f3_op },
+    { .id = 4, .path = "/data/f4", .inode = 15, .size = 4 * SECTOR, .nextents = 1,
+      .extents = f4_ext, .nsectors = 4, .hashes = f4_hash, .ops = f4_op },
   };
+  uint32_t nfiles = 3;
+  if (scenario_is (g, "pasteof")) {
+    expect_zero (f4_hash, 0, 4);
+    nfiles = 4;
+  } else if (scenario_is (g, "offdisk")) {
+    f3_offdisk[0] = f3_ext[0];
+    f3_offdisk[0].physical += DISK_SIZE;
+    files[2].extents = f3_offdisk;
+  } else if (scenario_is (g, "overlap")) {
+    memcpy (f1_overlap, f1_ext, sizeof f1_ext);
+    f1_overlap[3] = (struct wtmf_extent) { 8 * SECTOR, 3000 * SECTOR, 8 * SECTOR, 0 };
+    files[0].extents = f1_overlap;
+    files[0].nextents = 4;
+  } else if (scenario_is (g, "hostile")) {
+    files[1].path = HOSTILE_PATH;
+  }
   struct wtmf_buf b = { 0 };
-  wtmf_buf_header (&b, 3, g->nops, 0);
-  for (int i = 0; i < 3; i++)
+  wtmf_buf_header (&b, nfiles, g->nops, 0);
+  for (uint32_t i = 0; i < nfiles; i++)
     wtmf_buf_file (&b, &files[i]);
   for (uint32_t i = 0; i < g->nops; i++)
     wtmf_buf_op (&b, &g->ops[i]);
@@ -366,10 +405,17 @@ save (const struct gen *g, const char *name, const void *p, size_t n)
 static void
 make_run (const char *dir, const char *scenario)
 {
-  struct gen g = { .dir = dir };
+  static const char *const known[] = {
+    "clean", "damaged", "nomanifest", "pasteof", "offdisk", "overlap", "hostile",
+  };
+  struct gen g = { .dir = dir, .scenario = scenario };
   char err[256];
-  bool damaged = strcmp (scenario, "damaged") == 0;
-  if (!damaged && strcmp (scenario, "clean") != 0 && strcmp (scenario, "nomanifest") != 0) {
+  bool hostile = strcmp (scenario, "hostile") == 0;
+  bool damaged = strcmp (scenario, "damaged") == 0 || hostile;
+  bool is_known = false;
+  for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+    is_known |= strcmp (scenario, known[i]) == 0;
+  if (!is_known) {
     fprintf (stderr, "test-check-classes: unknown scenario: %s\n", scenario);
     exit (2);
   }
@@ -390,13 +436,17 @@ make_run (const char *dir, const char *scenario)
   }
   g.t = 1000000000;
   log_record (&g, WTLOG_OPEN, 0, WTLOG_EXPORT_DISK, DISK_SIZE, NULL);
-  send_text (&g, WTCH_HELLO, "kernel=6.1.0-test\nfs=ext4\nworkload=classes\nseed=1\n");
+  send_text (&g, WTCH_HELLO, hostile
+             ? "kernel=6.1.0-\x1b[31mred\x1b[0m\nfs=ext4\rnot\nworkload=classes\nseed=1\n"
+             : "kernel=6.1.0-test\nfs=ext4\nworkload=classes\nseed=1\n");
   send_text (&g, WTCH_MARK, "start");
   workload (&g, damaged);
   send_text (&g, WTCH_MARK, "synced");
   if (strcmp (scenario, "nomanifest") != 0)
     send_manifest (&g);
-  send_text (&g, WTCH_RESULT, "status=0\nreadback=match\nreadback_bad_sectors=0\n");
+  send_text (&g, WTCH_RESULT, hostile
+             ? "status=0\nreadback=match\nreadback_bad_sectors=0\nerror=x\r!! forged error\x1b]0;title\x07\n"
+             : "status=0\nreadback=match\nreadback_bad_sectors=0\n");
   log_record (&g, WTLOG_FLUSH, 0, 0, 0, NULL);
   log_record (&g, WTLOG_CLOSE, 0, WTLOG_EXPORT_DISK, DISK_SIZE, NULL);
   log_record (&g, WTLOG_CLOSE, 0, (uint64_t) -1, 0, NULL);
@@ -468,7 +518,7 @@ main (int argc, char **argv)
     return 0;
   }
   if (argc != 1) {
-    fprintf (stderr, "usage: test-check-classes [--make DIR clean|damaged|nomanifest]\n");
+    fprintf (stderr, "usage: test-check-classes [--make DIR clean|damaged|nomanifest|pasteof|offdisk|overlap|hostile]\n");
     return 2;
   }
   tap_plan (9);

@@ -510,6 +510,42 @@ test_back_to_back (void)
   wtmf_buf_free (&second);
 }
 
+/* Paths: WTMF_MAX_PATH bytes are a file's path, one more is refused. */
+static void
+test_path_limit (void)
+{
+  bool ok[2] = { false, false };
+  char err[256] = "";
+  for (int extra = 0; extra < 2; extra++) {
+    size_t plen = WTMF_MAX_PATH + (size_t) extra;
+    char *p = xmalloc (plen + 1);
+    memset (p, 'p', plen);
+    p[0] = '/';
+    p[plen] = '\0';
+    uint64_t hash = 1;
+    uint32_t op = 0;
+    struct wtmf_extent e = { 0, 4096, 512, 0 };
+    struct wtmf_file f = { .id = 1, .path = p, .size = 512, .nextents = 1, .extents = &e,
+                           .nsectors = 1, .hashes = &hash, .ops = &op };
+    struct wtmf_buf b = { 0 };
+    wtmf_buf_header (&b, 1, 0, 0);
+    wtmf_buf_file (&b, &f);
+    struct wtmf_manifest m;
+    size_t used;
+    int rc = wtmf_buf_finish (&b) == 0 ? wtmf_parse (b.p, b.len, &m, &used, err, sizeof err) : -2;
+    if (rc == 0) {
+      ok[extra] = extra == 0 && strlen (m.files[0].path) == plen;
+      wtmf_free (&m);
+    } else {
+      ok[extra] = extra == 1 && rc == -1 && strstr (err, "path length 4097 is not in 1..4096");
+    }
+    wtmf_buf_free (&b);
+    free (p);
+  }
+  tap_ok (ok[0] && ok[1], "a path of %d bytes is read, one of %d refused: %s", WTMF_MAX_PATH,
+          WTMF_MAX_PATH + 1, err);
+}
+
 int
 main (void)
 {
@@ -522,7 +558,7 @@ main (void)
   good = b.p;
   good_len = b.len;
 
-  tap_plan (54);
+  tap_plan (55);
   test_helpers ();
   test_round_trip ();
   test_truncation ();
@@ -530,6 +566,7 @@ main (void)
   test_corrupt_fields ();
   test_duplicate_id ();
   test_back_to_back ();
+  test_path_limit ();
 
   wtmf_buf_free (&b);
   free_files ();
