@@ -89,10 +89,17 @@ wtc_html_tl_halve (struct wtc_html_data *d)
   d->col_width *= 2;
 }
 
-/* The timeline column of x, widening the columns until x fits. */
+/* The timeline column of x, widening the columns until x fits. Column 0
+ * starts at the first disk request: a run's log starts long before (the
+ * guest boots), and that time would squeeze the writes into a corner. */
 static unsigned
 wtc_html_tl_col (struct wtc_html_data *d, uint64_t x)
 {
+  if (!d->have_x0) {
+    d->have_x0 = true;
+    d->x0 = x;
+  }
+  x = x < d->x0 ? 0 : x - d->x0;
   while (x / d->col_width >= WTC_HTML_TL_COLS)
     wtc_html_tl_halve (d);
   if (x > d->x_max)

@@ -45,6 +45,8 @@ struct wtc_html_data {
   uint8_t *written;             /* bit i: some record wrote sectors of bit i */
   /* Timeline: x is t_start in ns, or seq when the log has no times. */
   bool x_is_seq;
+  bool have_x0;
+  uint64_t x0;                  /* x of the first disk request: column 0 */
   uint64_t col_width;           /* x units per column; doubles as needed */
   uint64_t x_max;
   uint64_t row_sectors;         /* disk sectors per row */

@@ -303,9 +303,10 @@ static void
 wtc_html_timeline (const struct wtc_check *c, const struct wtc_html_data *d, FILE *out)
 {
   size_t cells = WTC_HTML_TL_COLS * WTC_HTML_TL_ROWS;
-  fprintf (out, "\"timeline\": {\"cols\": %d, \"rows\": %d, \"x\": \"%s\", \"col_width\": %" PRIu64
-           ", \"x_max\": %" PRIu64 ", \"row_sectors\": %" PRIu64 ", ", WTC_HTML_TL_COLS,
-           WTC_HTML_TL_ROWS, d->x_is_seq ? "seq" : "ns", d->col_width, d->x_max, d->row_sectors);
+  fprintf (out, "\"timeline\": {\"cols\": %d, \"rows\": %d, \"x\": \"%s\", \"x0\": %" PRIu64
+           ", \"col_width\": %" PRIu64 ", \"x_max\": %" PRIu64 ", \"row_sectors\": %" PRIu64 ", ",
+           WTC_HTML_TL_COLS, WTC_HTML_TL_ROWS, d->x_is_seq ? "seq" : "ns", d->x0, d->col_width,
+           d->x_max, d->row_sectors);
   wtc_html_b64 (out, "writes", d->tl_writes, cells * sizeof *d->tl_writes);
   fputs (", ", out);
   wtc_html_b64 (out, "zeroes", d->tl_zeroes, cells * sizeof *d->tl_zeroes);

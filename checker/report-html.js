@@ -192,6 +192,7 @@
     canvas.setAttribute("data-cell-sectors", L.per);
     canvas.setAttribute("data-cols", L.cols);
     canvas.setAttribute("data-cell-px", L.px);
+    canvas.setAttribute("data-rows", L.rows);
     canvas.setAttribute("data-page-x", Math.round(pageX(canvas)));
     canvas.setAttribute("data-page-y", Math.round(pageY(canvas)));
   }
@@ -427,7 +428,8 @@
     ctx.imageSmoothingEnabled = false;
     ctx.drawImage(off, M.left, M.top, pw, ph);
     var xspan = usedCols * T.col_width;
-    function px(x) { return M.left + x / xspan * pw; }
+    function px(x) { return M.left + (x - T.x0) / xspan * pw; }
+    function inside(x) { return x >= T.x0 && x <= T.x0 + xspan; }
     function py(sector) { return M.top + sector / (T.rows * T.row_sectors) * ph; }
     /* FLUSH as grey rules, FUA as purple ticks on the top edge. */
     for (c = 0; c < usedCols; c++) {
@@ -439,6 +441,7 @@
     ctx.font = "11px sans-serif";
     var lastLabel = -1e9;
     T.marks.forEach(function (m) {
+      if (!inside(m[0])) return;
       var x = px(m[0]);
       ctx.strokeStyle = COLOUR.mark;
       ctx.setLineDash([3, 3]);
@@ -455,7 +458,7 @@
     });
     /* Injected faults: magenta triangles at their time and place. */
     T.faults.forEach(function (f) {
-      if (f[5] === null) return;
+      if (f[5] === null || !inside(f[5])) return;
       var x = px(f[5]), y = py(f[3] / 512);
       ctx.fillStyle = COLOUR.fault;
       ctx.beginPath(); ctx.moveTo(x, y - 5); ctx.lineTo(x + 4, y + 3); ctx.lineTo(x - 4, y + 3); ctx.closePath(); ctx.fill();
@@ -486,18 +489,19 @@
       ctx.fillText(fmtBytes(Math.round(s * 512)), M.left - 4, M.top + k / 4 * ph + 4);
     }
     ctx.textAlign = "center";
-    for (k = 0; k <= 8; k++) ctx.fillText(fmtX(Math.round(k / 8 * xspan)), M.left + k / 8 * pw, M.top + ph + 16);
+    for (k = 0; k <= 8; k++) ctx.fillText(fmtX(T.x0 + Math.round(k / 8 * xspan)), M.left + k / 8 * pw, M.top + ph + 16);
     ctx.textAlign = "left";
     canvas.onmousemove = function (ev) {
       var rc = canvas.getBoundingClientRect(), x = ev.clientX - rc.left - M.left, yy = ev.clientY - rc.top - M.top;
       if (x < 0 || x >= pw || yy < 0 || yy >= ph) { hideTip(); return; }
       var col = Math.floor(x / pw * usedCols), row = Math.floor(yy / ph * T.rows);
-      var lines = [fmtX(col * T.col_width) + " - " + fmtX((col + 1) * T.col_width),
+      var lines = [fmtX(T.x0 + col * T.col_width) + " - " + fmtX(T.x0 + (col + 1) * T.col_width),
         "disk " + fmtBytes(row * T.row_sectors * 512) + " - " + fmtBytes((row + 1) * T.row_sectors * 512),
         tlWrites[row * T.cols + col] + " write(s), " + tlZeroes[row * T.cols + col] + " zero/trim(s) here",
         tlFlush[col] + " flush(es), " + tlFua[col] + " FUA write(s) in this column"];
-      T.marks.forEach(function (m) { if (Math.floor(m[0] / T.col_width) === col) lines.push("MARK " + m[1]); });
-      T.faults.forEach(function (f) { if (f[5] !== null && Math.floor(f[5] / T.col_width) === col) lines.push("fault " + f[0] + (f[1] ? " seq " + f[1] : " after seq " + f[2]) + " at byte " + f[3]); });
+      function colOf(x) { return Math.floor((x - T.x0) / T.col_width); }
+      T.marks.forEach(function (m) { if (colOf(m[0]) === col) lines.push("MARK " + m[1]); });
+      T.faults.forEach(function (f) { if (f[5] !== null && colOf(f[5]) === col) lines.push("fault " + f[0] + (f[1] ? " seq " + f[1] : " after seq " + f[2]) + " at byte " + f[3]); });
       showTip(ev, lines.slice(0, 14).join("\n"));
     };
     canvas.onmouseleave = hideTip;
