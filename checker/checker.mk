@@ -16,3 +16,6 @@ checker/wtrack: $(CHECKER_OBJS) common/libwtcommon.a
 TEST_HELPERS += tests/unit/gen-wtlog
 tests/unit/gen-wtlog: tests/unit/gen-wtlog.c common/libwtcommon.a
 	$(CC) $(ALL_CFLAGS) $< common/libwtcommon.a -o $@
+
+# The HTML report's stylesheet and script are embedded by .incbin.
+checker/html-assets.o: checker/report-html.css checker/report-html.js

@@ -10,10 +10,11 @@
 #include "check-lastwrite.h"
 #include "check.h"
 #include "commands.h"
+#include "report-html.h"
 #include "sector-hash.h"
 
 struct wtc_check_opts {
-  char *image, *log, *channel, *json;
+  char *image, *log, *channel, *json, *html;
   int max_runs;
   gboolean no_manifest, quiet, stats;
 };
@@ -113,6 +114,10 @@ wtc_check_run (struct wtc_check *c, const struct wtc_check_opts *o)
     fprintf (stderr, "wtrack check: %s\n", error->message);
     return WT_EXIT_ERROR;
   }
+  if (o->html && !wtc_report_html (c, o->html, &error)) {
+    fprintf (stderr, "wtrack check: %s\n", error->message);
+    return WT_EXIT_ERROR;
+  }
   return wtc_check_status (c);
 }
 
@@ -194,6 +199,7 @@ wtc_check_parse (int *argc, char ***argv, struct wtc_check_opts *o)
     { "log", 0, 0, G_OPTION_ARG_FILENAME, &o->log, "the write log (default RUN_DIR/writes.wtlog)", "LOG" },
     { "channel", 0, 0, G_OPTION_ARG_FILENAME, &o->channel, "the guest's channel (default RUN_DIR/channel.bin)", "CHANNEL" },
     { "json", 0, 0, G_OPTION_ARG_FILENAME, &o->json, "write the full report as JSON to FILE", "FILE" },
+    { "html", 0, 0, G_OPTION_ARG_FILENAME, &o->html, "write a self-contained HTML report to FILE (disk map, files, timeline)", "FILE" },
     { "max-runs", 0, 0, G_OPTION_ARG_INT, &o->max_runs, "runs and pages printed per file (default 50; the JSON has all)", "N" },
     { "no-manifest", 0, 0, G_OPTION_ARG_NONE, &o->no_manifest, "only the log against the image (no channel needed)", NULL },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &o->quiet, "verdict lines only", NULL },
@@ -219,6 +225,9 @@ wtc_check_parse (int *argc, char ***argv, struct wtc_check_opts *o)
     "and on the disk, one class) with the workload op that last wrote them, its\n"
     "time on the log's clock (t=, from the MARKs; ~ when extrapolated), and what\n"
     "the log says of the disk sectors. --json FILE: doc/report-json.md.\n"
+    "--html FILE: one page, no server or network needed: the disk map, each\n"
+    "file's pages and extents, the timeline of writes, flushes and MARKs\n"
+    "(doc/report-html.md).\n"
     "Extents flagged unmappable (inline, encoded) are counted as not checkable,\n"
     "not as damage. Memory grows with the damage, not with the log or the disk.\n\n"
     "Verdict: damaged (a compared sector differs), clean (every sector the\n"
@@ -237,6 +246,10 @@ wtc_check_parse (int *argc, char ***argv, struct wtc_check_opts *o)
   }
   if (*argc > 2 || (*argc < 2 && (!o->image || !o->log || (!o->channel && !o->no_manifest)))) {
     fprintf (stderr, "wtrack check: expected RUN_DIR, or --image, --log and --channel (see wtrack check --help)\n");
+    return false;
+  }
+  if (o->html && o->no_manifest) {
+    fprintf (stderr, "wtrack check: --html needs the manifest (not with --no-manifest)\n");
     return false;
   }
   if (o->max_runs < 0) {
@@ -258,6 +271,7 @@ wt_cmd_check (int argc, char **argv)
   g_autofree char *channel = o.channel ? o.channel
     : dir ? g_build_filename (dir, "channel.bin", NULL) : NULL;
   g_autofree char *json = o.json;
+  g_autofree char *html = o.html;
   struct wtc_check c = {
     .image_path = image, .log_path = log, .channel_path = channel,
     .bad = g_array_new (FALSE, TRUE, sizeof (struct wtc_bad)),

@@ -10,6 +10,7 @@
 #include "check-channel.h"
 #include "check-util.h"
 #include "commands.h"
+#include "dump-trace.h"
 #include "manifest.h"
 #include "wtlog.h"
 
@@ -17,6 +18,7 @@ struct wtc_dump_opts {
   gboolean json;
   char *channel;
   char *log;
+  char *trace;
 };
 
 /* Log: text. */
@@ -311,6 +313,22 @@ wtc_dump_channel (const char *path, const char *log)
   return status;
 }
 
+/* --trace: LOG's MARKs come from --channel, else from RUN_DIR's channel.bin. */
+static int
+wtc_dump_trace_main (int argc, char **argv, const char *trace, const char *channel,
+                     const char *log)
+{
+  if (argc != 2 || log) {
+    fprintf (stderr, "wtrack dump: --trace: expected one LOG (see wtrack dump --help)\n");
+    return WT_EXIT_ERROR;
+  }
+  g_autofree char *dir = g_path_get_dirname (argv[1]);
+  g_autofree char *beside = g_build_filename (dir, "channel.bin", NULL);
+  if (!channel && g_file_test (beside, G_FILE_TEST_IS_REGULAR))
+    channel = beside;
+  return wtc_dump_trace (argv[1], channel, trace);
+}
+
 int
 wt_cmd_dump (int argc, char **argv)
 {
@@ -319,6 +337,7 @@ wt_cmd_dump (int argc, char **argv)
     { "json", 0, 0, G_OPTION_ARG_NONE, &o.json, "one JSON object a line (log only)", NULL },
     { "channel", 0, 0, G_OPTION_ARG_FILENAME, &o.channel, "dump this channel.bin instead of a log", "CHANNEL" },
     { "log", 0, 0, G_OPTION_ARG_FILENAME, &o.log, "with --channel: place each message at its CHANNEL record of LOG", "LOG" },
+    { "trace", 0, 0, G_OPTION_ARG_FILENAME, &o.trace, "write LOG as Chrome trace-event JSON to FILE (- for stdout), for Perfetto", "FILE" },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("LOG | --channel CHANNEL [--log LOG]");
@@ -334,6 +353,11 @@ wt_cmd_dump (int argc, char **argv)
     "hash, and an {\"end\":...} line.\n\n"
     "Channel: every message (number, guest time, type, length; the text of\n"
     "HELLO, RESULT and TEXT; the label of MARK), then each manifest summarised.\n\n"
+    "--trace FILE writes the log as Chrome trace-event JSON instead: one lane\n"
+    "per NBD connection, one event per record (WRITE, ZERO, TRIM, FLUSH, FUA,\n"
+    "...; args seq, offset, length), and the guest's MARKs as instant events\n"
+    "(from --channel CHANNEL, or the channel.bin beside LOG). Open it in\n"
+    "ui.perfetto.dev (\"Open trace file\") or chrome://tracing.\n\n"
     "Exit status: 0 read to the end, 2 bad usage or damaged input (everything\n"
     "good before the damage is printed first).");
   g_option_context_add_main_entries (ctx, entries, NULL);
@@ -341,7 +365,9 @@ wt_cmd_dump (int argc, char **argv)
     fprintf (stderr, "wtrack dump: %s\n", error->message);
     return WT_EXIT_ERROR;
   }
-  g_autofree char *channel = o.channel, *log = o.log;
+  g_autofree char *channel = o.channel, *log = o.log, *trace = o.trace;
+  if (trace)
+    return wtc_dump_trace_main (argc, argv, trace, channel, log);
   if (channel) {
     if (argc > 2 || (argc == 2 && log)) {
       fprintf (stderr, "wtrack dump: too many arguments (see wtrack dump --help)\n");
