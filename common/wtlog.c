@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "crc32c.h"
+#include "fileio.h"
 #include "le.h"
 #include "sector-hash.h"
 
@@ -403,11 +404,9 @@ wtlog_reader_open (const char *path, struct wtlog_header *h, char *err,
     goto fail;
   }
   r->cap = WTLOG_READ_CHUNK;
-  r->fd = open (path, O_RDONLY | O_CLOEXEC);
-  if (r->fd < 0) {
-    wtlog_fail (err, errlen, "open: %s: %m", path);
+  r->fd = wt_open_input (path, O_RDONLY | O_CLOEXEC, err, errlen);
+  if (r->fd < 0)
     goto fail;
-  }
   off_t size = lseek (r->fd, 0, SEEK_END);
   if (size < 0 || lseek (r->fd, 0, SEEK_SET) < 0) {
     wtlog_fail (err, errlen, "seek: %s: %m", path);
