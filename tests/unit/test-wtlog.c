@@ -227,9 +227,34 @@ test_limits (void)
   size_t allocated;
   const uint64_t max = WTLOG_MAX_RECORD_SIZE;
 
-  /* The encoder: a record of exactly the maximum is laid out, one 8 bytes
-   * larger is refused, and so is the issue's unaligned 4 GiB - 1 WRITE
-   * with data, whose size wrapped the 32-bit field. */
+  /* The reader: exactly the maximum is a sound record... */
+  craft_big_write ((uint32_t) max, max - WTLOG_FIXED_SIZE);
+  int rc = read_crafted (&st, &nhashes, &allocated);
+  tap_ok (rc == 0 && nhashes == (max - WTLOG_FIXED_SIZE) / 8 && !st.torn
+          && st.records == 1, "a record of the maximum size (%" PRIu64
+          " bytes) is read: rc=%d torn=%d %s", max, rc, st.torn, st.error);
+
+  /* ... 8 bytes more is refused at its offset, though all of it is there. */
+  craft_big_write ((uint32_t) (max + 8), max + 8 - WTLOG_FIXED_SIZE);
+  rc = read_crafted (&st, &nhashes, &allocated);
+  tap_ok (rc == -1 && st.torn && st.bad_offset == WTLOG_HEADER_SIZE
+          && strstr (st.error, "maximum record size"),
+          "a record of the maximum + 8 bytes is refused at byte %" PRIu64
+          ": %s", st.bad_offset, st.error);
+
+  /* A size far past the end of the file: refused before the buffer grows
+   * past its first 4 MiB. */
+  craft_big_write ((uint32_t) max, 4096);
+  rc = read_crafted (&st, &nhashes, &allocated);
+  tap_ok (rc == -1 && st.torn && st.bad_offset == WTLOG_HEADER_SIZE
+          && strstr (st.error, "left in the file") && allocated < (16u << 20),
+          "a size past the end of the file is refused at byte %" PRIu64
+          " with %zu bytes allocated: %s", st.bad_offset, allocated, st.error);
+
+  /* The encoder (last: before the bound it read 4 GiB past the buffer): a
+   * record of exactly the maximum is laid out, one 8 bytes larger is
+   * refused, and so is an unaligned 4 GiB - 1 WRITE with data, whose size
+   * wrapped the 32-bit field. */
   uint64_t *hashes = calloc ((max - WTLOG_FIXED_SIZE) / 8 + 1, 8);
   unsigned char fixed[WTLOG_FIXED_SIZE];
   struct iovec iov[4];
@@ -254,30 +279,6 @@ test_limits (void)
           "the encoder lays out a record of %" PRIu64 " bytes, refuses %"
           PRIu64 " and a 4 GiB - 1 WRITE with data (EFBIG)", max, max + 8);
   free (hashes);
-
-  /* The reader: exactly the maximum is a sound record... */
-  craft_big_write ((uint32_t) max, max - WTLOG_FIXED_SIZE);
-  int rc = read_crafted (&st, &nhashes, &allocated);
-  tap_ok (rc == 0 && nhashes == (max - WTLOG_FIXED_SIZE) / 8 && !st.torn
-          && st.records == 1, "a record of the maximum size (%" PRIu64
-          " bytes) is read: rc=%d torn=%d %s", max, rc, st.torn, st.error);
-
-  /* ... 8 bytes more is refused at its offset, though all of it is there. */
-  craft_big_write ((uint32_t) (max + 8), max + 8 - WTLOG_FIXED_SIZE);
-  rc = read_crafted (&st, &nhashes, &allocated);
-  tap_ok (rc == -1 && st.torn && st.bad_offset == WTLOG_HEADER_SIZE
-          && strstr (st.error, "maximum record size"),
-          "a record of the maximum + 8 bytes is refused at byte %" PRIu64
-          ": %s", st.bad_offset, st.error);
-
-  /* A size far past the end of the file: refused before the buffer grows
-   * past its first 4 MiB. */
-  craft_big_write ((uint32_t) max, 4096);
-  rc = read_crafted (&st, &nhashes, &allocated);
-  tap_ok (rc == -1 && st.torn && st.bad_offset == WTLOG_HEADER_SIZE
-          && strstr (st.error, "left in the file") && allocated < (16u << 20),
-          "a size past the end of the file is refused at byte %" PRIu64
-          " with %zu bytes allocated: %s", st.bad_offset, allocated, st.error);
 }
 
 int
