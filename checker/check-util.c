@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "sector-hash.h"
 #include "wtlog.h"
 
@@ -210,9 +211,10 @@ struct wtc_image {
 struct wtc_image *
 wtc_image_open (const char *path, GError **error)
 {
-  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  char why[512];
+  int fd = wt_open_input (path, O_RDONLY | O_CLOEXEC, why, sizeof why);
   if (fd < 0) {
-    g_set_error (error, WTC_ERROR, errno, "open: %s: %s", path, g_strerror (errno));
+    g_set_error (error, WTC_ERROR, errno, "%s", why);
     return NULL;
   }
   off_t size = lseek (fd, 0, SEEK_END);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "check-util.h"
+#include "fileio.h"
 #include "le.h"
 
 /* The largest sector size accepted (QEMU's limit is below 16 MiB). */
@@ -103,9 +104,14 @@ wtc_dmlog_reader_open (const char *path, GError **error)
   struct stat st;
   struct wtc_dmlog_reader *r = g_new0 (struct wtc_dmlog_reader, 1);
   r->path = g_strdup (path);
-  r->fd = open (path, O_RDONLY | O_CLOEXEC);
-  if (r->fd < 0 || fstat (r->fd, &st) == -1) {
-    g_set_error (error, WTC_ERROR, 0, "open: %s: %s", path, g_strerror (errno));
+  char why[512];
+  r->fd = wt_open_input (path, O_RDONLY | O_CLOEXEC, why, sizeof why);
+  if (r->fd < 0) {
+    g_set_error (error, WTC_ERROR, 0, "%s", why);
+    goto fail;
+  }
+  if (fstat (r->fd, &st) == -1) {
+    g_set_error (error, WTC_ERROR, 0, "stat: %s: %s", path, g_strerror (errno));
     goto fail;
   }
   r->file_size = (uint64_t) st.st_size;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "check-util.h"
+#include "fileio.h"
 #include "sector-hash.h"
 
 #define WTC_SECTOR_MASK ((uint64_t) WT_SECTOR_SIZE - 1)
@@ -312,9 +313,12 @@ bool
 wtc_file_size (const char *path, uint64_t *size, GError **error)
 {
   struct stat st;
-  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  char why[512];
+  int fd = wt_open_input (path, O_RDONLY | O_CLOEXEC, why, sizeof why);
   if (fd < 0 || fstat (fd, &st) == -1) {
-    g_set_error (error, WTC_ERROR, 0, "open: %s: %s", path, g_strerror (errno));
+    if (fd >= 0)
+      snprintf (why, sizeof why, "stat: %s: %s", path, g_strerror (errno));
+    g_set_error (error, WTC_ERROR, 0, "%s", why);
     if (fd >= 0)
       close (fd);
     return false;
@@ -330,9 +334,12 @@ wtc_target_copy_base (struct wtc_target *t, const char *base, uint64_t min_size,
                       GError **error)
 {
   struct stat bst;
-  int fd = open (base, O_RDONLY | O_CLOEXEC);
+  char why[512];
+  int fd = wt_open_input (base, O_RDONLY | O_CLOEXEC, why, sizeof why);
   if (fd < 0 || fstat (fd, &bst) == -1) {
-    g_set_error (error, WTC_ERROR, 0, "open: %s: %s", base, g_strerror (errno));
+    if (fd >= 0)
+      snprintf (why, sizeof why, "stat: %s: %s", base, g_strerror (errno));
+    g_set_error (error, WTC_ERROR, 0, "%s", why);
     if (fd >= 0)
       close (fd);
     return false;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "crc32c.h"
+#include "fileio.h"
 #include "le.h"
 
 const char *
@@ -124,9 +125,8 @@ wtch_reader_open (const char *path, char *err, size_t errlen)
     free (r);
     return NULL;
   }
-  r->fd = open (path, O_RDONLY | O_CLOEXEC);
+  r->fd = wt_open_input (path, O_RDONLY | O_CLOEXEC, err, errlen);
   if (r->fd < 0) {
-    snprintf (err, errlen, "open: %s: %s", path, strerror (errno));
     free (r->path);
     free (r);
     return NULL;

@@ -8,10 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "crc32c.h"
+#include "fileio.h"
 #include "le.h"
 #include "sector-hash.h"
 
@@ -168,12 +170,25 @@ uint64_t
 wtlog_record_size (uint16_t type, uint16_t flags, uint64_t offset,
                    uint64_t length)
 {
+  /* A range that wraps, or a size past 2^64, is UINT64_MAX: never a size
+   * that a record's 32-bit field could claim. */
+  if (length > UINT64_MAX - offset)
+    return UINT64_MAX;
   uint64_t size = WTLOG_FIXED_SIZE;
   if (wtlog_has_hashes (type, flags))
-    size += 8 * wtlog_sectors_touched (offset, length);
-  if (wtlog_has_data (type, flags))
+    size += 8 * wtlog_sectors_touched (offset, length);   /* < 2^59 */
+  if (wtlog_has_data (type, flags)) {
+    if (length > UINT64_MAX - 8 - size)
+      return UINT64_MAX;
     size += length;
+  }
   return wt_align8 (size);
+}
+
+bool
+wtlog_record_size_ok (uint64_t size)
+{
+  return size <= WTLOG_MAX_RECORD_SIZE;
 }
 
 static void
@@ -199,11 +214,18 @@ wtlog_encode (struct wtlog_record *rec, const uint64_t *hashes,
               const void *data, unsigned char fixed[WTLOG_FIXED_SIZE],
               struct iovec iov[4])
 {
+  /* A size that does not fit is refused here, where every writer passes,
+   * so no writer can produce a record its readers call torn. */
+  uint64_t size = wtlog_record_size (rec->type, rec->flags, rec->offset,
+                                     rec->length);
+  if (!wtlog_record_size_ok (size)) {
+    errno = EFBIG;
+    return -1;
+  }
   uint64_t nh = wtlog_has_hashes (rec->type, rec->flags)
     ? wtlog_sectors_touched (rec->offset, rec->length) : 0;
   uint64_t nd = wtlog_has_data (rec->type, rec->flags) ? rec->length : 0;
   uint64_t unpadded = WTLOG_FIXED_SIZE + 8 * nh + nd;
-  uint64_t size = wt_align8 (unpadded);
   int n = 0;
 
   rec->size = (uint32_t) size;
@@ -294,8 +316,11 @@ wtlog_writer_append (struct wtlog_writer *w, struct wtlog_record *rec,
 {
   unsigned char fixed[WTLOG_FIXED_SIZE];
   struct iovec iov[4];
-  rec->seq = ++w->seq;
+  rec->seq = w->seq + 1;
   int n = wtlog_encode (rec, hashes, data, fixed, iov);
+  if (n == -1)
+    return -1;
+  w->seq++;
   if (wtlog_pwritev_all (w->fd, iov, n, &w->pos) == -1)
     return -1;
   return 0;
@@ -379,11 +404,9 @@ wtlog_reader_open (const char *path, struct wtlog_header *h, char *err,
     goto fail;
   }
   r->cap = WTLOG_READ_CHUNK;
-  r->fd = open (path, O_RDONLY | O_CLOEXEC);
-  if (r->fd < 0) {
-    wtlog_fail (err, errlen, "open: %s: %m", path);
+  r->fd = wt_open_input (path, O_RDONLY | O_CLOEXEC, err, errlen);
+  if (r->fd < 0)
     goto fail;
-  }
   off_t size = lseek (r->fd, 0, SEEK_END);
   if (size < 0 || lseek (r->fd, 0, SEEK_SET) < 0) {
     wtlog_fail (err, errlen, "seek: %s: %m", path);
@@ -498,6 +521,9 @@ wtlog_fixed_check (const struct wtlog_reader *r, const unsigned char *p,
                      " is outside the %s export (%" PRIu64 " bytes)",
                      rec->offset, rec->length,
                      rec->type == WTLOG_CHANNEL ? "channel" : "disk", limit), why;
+  if (!wtlog_record_size_ok (rec->size))
+    return snprintf (why, whylen, "size %" PRIu32 " exceeds the maximum "
+                     "record size %u", rec->size, WTLOG_MAX_RECORD_SIZE), why;
   uint64_t want = wtlog_record_size (rec->type, rec->flags, rec->offset,
                                      ranged ? rec->length : 0);
   if (rec->size != want)
@@ -505,6 +531,21 @@ wtlog_fixed_check (const struct wtlog_reader *r, const unsigned char *p,
                      " was due for a %s of %" PRIu64 " bytes", rec->size, want,
                      wtlog_type_name (rec->type), rec->length), why;
   return NULL;
+}
+
+/* Whether the file holds size bytes at byte at, asked before the buffer
+ * grows to size: a corrupt size then costs no allocation past the file.
+ * A log still being written grows: its size is taken again before a
+ * record is called cut short. */
+static bool
+wtlog_reader_holds (struct wtlog_reader *r, uint64_t at, uint64_t size)
+{
+  struct stat st;
+  if (r->st.file_size >= at && r->st.file_size - at >= size)
+    return true;
+  if (fstat (r->fd, &st) == 0 && (uint64_t) st.st_size > r->st.file_size)
+    r->st.file_size = (uint64_t) st.st_size;
+  return r->st.file_size >= at && r->st.file_size - at >= size;
 }
 
 int
@@ -544,6 +585,10 @@ wtlog_reader_next (struct wtlog_reader *r, struct wtlog_record *rec)
   const char *bad = wtlog_fixed_check (r, p, rec, why, sizeof why);
   if (bad)
     return wtlog_reader_bad (r, at, "%s", bad);
+  if (!wtlog_reader_holds (r, at, rec->size))
+    return wtlog_reader_bad (r, at, "torn: a record of %" PRIu32 " bytes, "
+                             "%" PRIu64 " left in the file", rec->size,
+                             r->st.file_size - at);
   got = wtlog_reader_fill (r, rec->size);
   if (got < 0)
     return wtlog_reader_bad (r, at, "read: %s", strerror (errno));

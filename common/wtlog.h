@@ -19,6 +19,13 @@
 #define WTLOG_HEADER_SIZE 4096
 #define WTLOG_FIXED_SIZE 64
 #define WTLOG_CREATOR_LEN 64
+/* The largest record, payload and padding included, that writers produce
+ * and readers accept (doc/design.md, "Limits of what the readers accept").
+ * nbdkit passes requests of at most 64 MiB, whose record with data and
+ * hashes is 65 MiB; the bound leaves room above that and keeps the 32-bit
+ * size field, and what a corrupt size makes a reader allocate, far from
+ * 4 GiB.  Longer requests (a ZERO, an imported write) must be split. */
+#define WTLOG_MAX_RECORD_SIZE (128u << 20)
 
 enum wtlog_type {
   WTLOG_WRITE = 1,
@@ -101,10 +108,15 @@ bool wtlog_has_data (uint16_t type, uint16_t flags);
 uint64_t wtlog_record_size (uint16_t type, uint16_t flags, uint64_t offset,
                             uint64_t length);
 
+/* Whether a record of this size may be written and read. */
+bool wtlog_record_size_ok (uint64_t size);
+
 /* Lay out rec (its size and crc are computed here) as up to 4 iovecs:
  * fixed part (encoded into fixed[]), hashes, data, zero padding.
  * hashes must hold wtlog_sectors_touched() entries when the record carries
- * hashes, data the request's bytes when it carries data. Returns iovcnt. */
+ * hashes, data the request's bytes when it carries data. Returns iovcnt, or
+ * -1 with errno EFBIG when the record would exceed WTLOG_MAX_RECORD_SIZE
+ * (nothing is encoded then). */
 int wtlog_encode (struct wtlog_record *rec, const uint64_t *hashes,
                   const void *data, unsigned char fixed[WTLOG_FIXED_SIZE],
                   struct iovec iov[4]);
@@ -118,7 +130,9 @@ struct wtlog_writer;
 struct wtlog_writer *wtlog_writer_open (const char *path,
                                         const struct wtlog_header *h,
                                         char *err, size_t errlen);
-/* Assigns rec->seq; returns 0 or -1 with errno set. */
+/* Assigns rec->seq; returns 0 or -1 with errno set (EFBIG: the record is
+ * larger than WTLOG_MAX_RECORD_SIZE; nothing is written and seq is not
+ * used). */
 int wtlog_writer_append (struct wtlog_writer *w, struct wtlog_record *rec,
                          const uint64_t *hashes, const void *data);
 /* Returns 0 or -1 with errno set (fdatasync or close failed). */

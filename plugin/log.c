@@ -234,7 +234,10 @@ wtp_log_reserve (struct wtp_slot *slot, struct wtlog_record *rec)
     errno = EIO;
     return -1;
   }
-  int err = wtp_log_allocate (wtp_log.pos + size);
+  /* The requests check their record's size before they touch the image;
+   * one that did not could never be encoded, and breaks the log below. */
+  int err = wtlog_record_size_ok (size) ? wtp_log_allocate (wtp_log.pos + size)
+    : EFBIG;
   if (err) {
     /* The request's effect on the image can never be logged: from here on
      * the log would not replay to the image, so it takes nothing more. */

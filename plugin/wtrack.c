@@ -636,6 +636,22 @@ wtp_write_recorded (struct wtp_handle *h, const char *buf, uint64_t count,
   return r;
 }
 
+/* A request refused before it touches the image: logged as FAILED (no
+ * payload), so the log still holds every request; fails with err. */
+static int
+wtp_refuse (struct wtp_handle *h, uint16_t type, uint16_t rflags,
+            uint64_t count, uint64_t offset, uint64_t t_start, int err)
+{
+  struct wtlog_record rec = {
+    .type = type, .flags = rflags | WTLOG_F_FAILED, .conn = h->conn,
+    .err = err, .t_start = t_start, .t_end = wtp_log_now (),
+    .offset = offset, .length = count,
+  };
+  if (wtp_log_append (&rec, NULL, NULL) == -1)
+    return wtp_fail (errno);
+  return wtp_fail (err);
+}
+
 static int
 wtp_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
             uint32_t flags)
@@ -643,11 +659,19 @@ wtp_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
   struct wtp_handle *h = handle;
   uint64_t t_start = wtp_log_now ();
   struct wtp_fault f = { .kind = WTP_FAULT_NONE };
+  uint16_t fua = flags & NBDKIT_FLAG_FUA ? WTLOG_F_FUA : 0;
 
   if (wtp_log_is_broken ())
     return wtp_fail (EIO);
   if (count == 0)
     return 0;
+  /* nbdkit passes at most 64 MiB, whose record fits; a larger write could
+   * not be logged, so it must not reach the image either. */
+  if (!wtlog_record_size_ok (wtlog_record_size (h->exp->write_type,
+                                                wtp_data ? WTLOG_F_DATA : 0,
+                                                offset, count)))
+    return wtp_refuse (h, h->exp->write_type, fua, count, offset, t_start,
+                       EINVAL);
   if (h->exp == &wtp_disk && wtp_faults_any ()
       && wtp_faults_decide (offset, count, t_start, &f) == -1)
     return wtp_fail (ENOMEM);
@@ -735,21 +759,40 @@ wtp_zero_recorded (struct wtp_handle *h, uint16_t type, uint16_t rflags,
   return wtp_finish (&slot, &rec, NULL, NULL, err, fua);
 }
 
-/* A zero that does not cover whole sectors is done and logged as a WRITE of
- * zeroes, so its edge sectors get their hashes like any partial write. */
+/* A zero that does not cover whole sectors: the partial sector at each
+ * edge is written with zeroes and logged as a WRITE (so it gets its hash
+ * like any partial write), the whole sectors between the edges are zeroed
+ * and logged as one ZERO.  Memory and record sizes stay small for any
+ * legal length (up to 4 GiB - 1): an edge is under one sector, and its
+ * zeroes are static.  The pieces go in address order, each under its own
+ * range lock, so each record matches what its piece did to the image.
+ * FUA goes with the last piece: its image and log syncs cover the earlier
+ * pieces too. */
 static int
-wtp_zero_unaligned (struct wtp_handle *h, uint32_t count, uint64_t offset,
-                    bool fua, uint64_t t_start)
+wtp_zero_unaligned (struct wtp_handle *h, uint16_t rflags, uint32_t count,
+                    uint64_t offset, uint64_t t_start)
 {
   struct wtp_fault none = { .kind = WTP_FAULT_NONE };
-  char *zeroes = calloc (1, count);
-  if (!zeroes)
-    return wtp_fail (ENOMEM);
-  int r = wtp_write_recorded (h, zeroes, count, offset, fua, t_start, &none);
-  int err = errno;
-  free (zeroes);
-  errno = err;
-  return r;
+  uint64_t end = offset + count;
+  uint64_t lo = (offset + WT_SECTOR_SIZE - 1) / WT_SECTOR_SIZE * WT_SECTOR_SIZE;
+  uint64_t hi = end / WT_SECTOR_SIZE * WT_SECTOR_SIZE;
+  bool fua = rflags & WTLOG_F_FUA;
+
+  if (hi <= lo)                 /* no whole sector: under 1 KiB in all */
+    return wtp_write_recorded (h, wtp_zeroes, count, offset, fua, t_start,
+                               &none);
+  bool tail = end > hi;
+  if (offset < lo && wtp_write_recorded (h, wtp_zeroes, lo - offset, offset,
+                                         false, t_start, &none) == -1)
+    return -1;
+  uint16_t middle_flags = tail ? rflags & ~WTLOG_F_FUA : rflags;
+  if (wtp_zero_recorded (h, WTLOG_ZERO, middle_flags, hi - lo, lo,
+                         t_start) == -1)
+    return -1;
+  if (tail)
+    return wtp_write_recorded (h, wtp_zeroes, end - hi, hi, fua, t_start,
+                               &none);
+  return 0;
 }
 
 static uint16_t
@@ -773,18 +816,10 @@ wtp_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
     return 0;
   if ((offset | count) % WT_SECTOR_SIZE == 0)
     return wtp_zero_recorded (h, WTLOG_ZERO, rflags, count, offset, t_start);
-  if (flags & NBDKIT_FLAG_FAST_ZERO) {
-    /* Writing zeroes is slow: refused as a fast zero must be, and logged. */
-    struct wtlog_record rec = {
-      .type = WTLOG_ZERO, .flags = rflags | WTLOG_F_FAILED, .conn = h->conn,
-      .err = ENOTSUP, .t_start = t_start, .t_end = wtp_log_now (),
-      .offset = offset, .length = count,
-    };
-    if (wtp_log_append (&rec, NULL, NULL) == -1)
-      return wtp_fail (errno);
-    return wtp_fail (ENOTSUP);
-  }
-  return wtp_zero_unaligned (h, count, offset, flags & NBDKIT_FLAG_FUA, t_start);
+  /* Writing the edges is a write: refused as a fast zero must be. */
+  if (flags & NBDKIT_FLAG_FAST_ZERO)
+    return wtp_refuse (h, WTLOG_ZERO, rflags, count, offset, t_start, ENOTSUP);
+  return wtp_zero_unaligned (h, rflags, count, offset, t_start);
 }
 
 /* A trim punches the whole sectors inside its range; the record holds that

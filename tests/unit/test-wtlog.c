@@ -1,12 +1,15 @@
 /* wtlog: round trip of every field, a torn tail at every byte offset of the
  * last record, and a flipped bit anywhere in the records is reported. */
 #include <fcntl.h>
+#include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "crc32c.h"
 #include "le.h"
 #include "sector-hash.h"
 #include "tap.h"
@@ -151,6 +154,133 @@ file_size (void)
   return sb.st_size;
 }
 
+
+/* A log of one hashes-only WRITE at offset 0 whose size field says
+ * claimed_size, with payload_bytes of zero hashes actually in the file
+ * (sparse: only the fixed part is written).  The CRC covers the whole
+ * record as claimed, so only the size itself can make a reader refuse it.
+ * The WRITE's length matches the claimed size, so the size is "due". */
+static void
+craft_big_write (uint32_t claimed_size, uint64_t payload_bytes)
+{
+  static const unsigned char zeroes[1 << 16];
+  struct wtlog_header h;
+  unsigned char hbuf[WTLOG_HEADER_SIZE], fixed[WTLOG_FIXED_SIZE] = { 0 };
+  uint64_t nsectors = (claimed_size - WTLOG_FIXED_SIZE) / 8;
+
+  wtlog_header_init (&h, UINT64_C (1) << 40, 0, false, "test-wtlog");
+  wtlog_header_encode (&h, hbuf);
+  wt_put32 (fixed + 0, claimed_size);
+  wt_put16 (fixed + 8, WTLOG_WRITE);
+  wt_put32 (fixed + 12, 1);
+  wt_put64 (fixed + 24, 1);
+  wt_put64 (fixed + 56, nsectors * WT_SECTOR_SIZE);
+  uint32_t crc = wt_crc32c_update (0, fixed, WTLOG_FIXED_SIZE);
+  for (uint64_t left = claimed_size - WTLOG_FIXED_SIZE; left > 0; ) {
+    size_t n = left < sizeof zeroes ? left : sizeof zeroes;
+    crc = wt_crc32c_update (crc, zeroes, n);
+    left -= n;
+  }
+  wt_put32 (fixed + 4, crc);
+  int fd = open (path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0 || write (fd, hbuf, sizeof hbuf) != (ssize_t) sizeof hbuf
+      || write (fd, fixed, sizeof fixed) != (ssize_t) sizeof fixed
+      || ftruncate (fd, (off_t) (WTLOG_HEADER_SIZE + WTLOG_FIXED_SIZE
+                                 + payload_bytes)) != 0)
+    exit (2);
+  close (fd);
+  free (log_bytes);     /* write_log () starts again from the samples */
+  log_bytes = NULL;
+}
+
+/* Reads the crafted log: the first wtlog_reader_next () result, the status
+ * after reading to the end, and the bytes the allocator holds (heap and
+ * mmapped blocks) while the reader is still open, its buffer included. */
+static int
+read_crafted (struct wtlog_status *st, uint64_t *nhashes, size_t *allocated)
+{
+  char err[256];
+  struct wtlog_record rec;
+  struct wtlog_reader *r = wtlog_reader_open (path, NULL, err, sizeof err);
+  if (!r) {
+    fprintf (stderr, "# %s\n", err);
+    return -2;
+  }
+  int first = wtlog_reader_next (r, &rec);
+  *nhashes = first == 0 ? rec.nhashes : 0;
+  while (wtlog_reader_next (r, &rec) == 0)
+    ;
+  *st = *wtlog_reader_status (r);
+  struct mallinfo2 mi = mallinfo2 ();
+  *allocated = mi.arena + mi.hblkhd;
+  wtlog_reader_close (r);
+  return first;
+}
+
+/* The bound on a record's size: the writer refuses what the reader would,
+ * and the reader checks a claimed size before it allocates for it. */
+static void
+test_limits (void)
+{
+  struct wtlog_status st;
+  uint64_t nhashes;
+  size_t allocated;
+  const uint64_t max = WTLOG_MAX_RECORD_SIZE;
+
+  /* The reader: exactly the maximum is a sound record... */
+  craft_big_write ((uint32_t) max, max - WTLOG_FIXED_SIZE);
+  int rc = read_crafted (&st, &nhashes, &allocated);
+  tap_ok (rc == 0 && nhashes == (max - WTLOG_FIXED_SIZE) / 8 && !st.torn
+          && st.records == 1, "a record of the maximum size (%" PRIu64
+          " bytes) is read: rc=%d torn=%d %s", max, rc, st.torn, st.error);
+
+  /* ... 8 bytes more is refused at its offset, though all of it is there. */
+  craft_big_write ((uint32_t) (max + 8), max + 8 - WTLOG_FIXED_SIZE);
+  rc = read_crafted (&st, &nhashes, &allocated);
+  tap_ok (rc == -1 && st.torn && st.bad_offset == WTLOG_HEADER_SIZE
+          && strstr (st.error, "maximum record size"),
+          "a record of the maximum + 8 bytes is refused at byte %" PRIu64
+          ": %s", st.bad_offset, st.error);
+
+  /* A size far past the end of the file: refused before the buffer grows
+   * past its first 4 MiB. */
+  craft_big_write ((uint32_t) max, 4096);
+  rc = read_crafted (&st, &nhashes, &allocated);
+  tap_ok (rc == -1 && st.torn && st.bad_offset == WTLOG_HEADER_SIZE
+          && strstr (st.error, "left in the file") && allocated < (16u << 20),
+          "a size past the end of the file is refused at byte %" PRIu64
+          " with %zu bytes allocated: %s", st.bad_offset, allocated, st.error);
+
+  /* The encoder (last: before the bound it read 4 GiB past the buffer): a
+   * record of exactly the maximum is laid out, one 8 bytes larger is
+   * refused, and so is an unaligned 4 GiB - 1 WRITE with data, whose size
+   * wrapped the 32-bit field. */
+  uint64_t *hashes = calloc ((max - WTLOG_FIXED_SIZE) / 8 + 1, 8);
+  unsigned char fixed[WTLOG_FIXED_SIZE];
+  struct iovec iov[4];
+  struct wtlog_record at_max = {
+    .type = WTLOG_WRITE, .offset = 0,
+    .length = (max - WTLOG_FIXED_SIZE) / 8 * WT_SECTOR_SIZE,
+  };
+  struct wtlog_record over = at_max;
+  over.length += WT_SECTOR_SIZE;
+  struct wtlog_record wrapped = {
+    .type = WTLOG_WRITE, .flags = WTLOG_F_DATA, .offset = 700,
+    .length = UINT32_MAX,
+  };
+  int n_max = wtlog_encode (&at_max, hashes, NULL, fixed, iov);
+  errno = 0;
+  int n_over = wtlog_encode (&over, hashes, NULL, fixed, iov);
+  int over_errno = errno;
+  errno = 0;
+  int n_wrapped = wtlog_encode (&wrapped, hashes, hashes, fixed, iov);
+  tap_ok (n_max == 2 && at_max.size == max && n_over == -1
+          && over_errno == EFBIG && n_wrapped == -1 && errno == EFBIG,
+          "the encoder lays out a record of %" PRIu64 " bytes, refuses %"
+          PRIu64 " and a 4 GiB - 1 WRITE with data (EFBIG)", max, max + 8);
+  free (hashes);
+}
+
 int
 main (void)
 {
@@ -159,7 +289,7 @@ main (void)
   snprintf (path, sizeof path, "%s/t.wtlog", dir);
   make_samples ();
   write_log ();
-  tap_plan (12);
+  tap_plan (16);
 
   struct wtlog_header h;
   char err[256];
@@ -283,6 +413,7 @@ main (void)
           && wtlog_sectors_touched (0, 0) == 0, "sectors touched");
   tap_ok (wtlog_record_size (WTLOG_WRITE, WTLOG_F_DATA, 700, 1500) == wt_align8 (64 + 8 * 4 + 1500),
           "record size with data");
+  test_limits ();
   unlink (path);
   rmdir (dir);
   return tap_done ();
