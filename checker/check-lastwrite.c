@@ -1,4 +1,5 @@
-/* The last logged hash of every touched sector, in an open-addressing table. */
+/* The last logged hash of every touched sector: WRITEs in an
+ * open-addressing table, ZERO and TRIM ranges in a tree (check-lastwrite.h). */
 #include "check-lastwrite.h"
 
 #include <inttypes.h>
@@ -10,11 +11,28 @@
 /* No disk has this many sectors, so it marks an empty slot. */
 #define WTC_EMPTY UINT64_MAX
 
+/* Sectors [start, end) last zeroed by record seq. */
+struct wtc_zrange {
+  uint64_t start, end;
+  uint64_t seq;
+  uint32_t known;               /* 0: zeroed in part, its content unknown */
+  uint32_t type;                /* WTLOG_ZERO or WTLOG_TRIM */
+};
+
 struct wtc_lastmap {
-  struct wtc_last *slots;
+  struct wtc_last *slots;       /* WRITE sectors */
   uint64_t mask;                /* slot count - 1, a power of two */
   uint64_t used;
+  GTree *zeroed;                /* start sector -> struct wtc_zrange, disjoint */
 };
+
+static gint
+wtc_sector_key_cmp (gconstpointer a, gconstpointer b, gpointer unused)
+{
+  (void) unused;
+  uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+  return x < y ? -1 : x > y;
+}
 
 struct wtc_lastmap *
 wtc_lastmap_new (void)
@@ -24,6 +42,8 @@ wtc_lastmap_new (void)
   m->slots = g_new (struct wtc_last, m->mask + 1);
   for (uint64_t i = 0; i <= m->mask; i++)
     m->slots[i].sector = WTC_EMPTY;
+  /* The key is the range's own start field: freeing the value frees both. */
+  m->zeroed = g_tree_new_full (wtc_sector_key_cmp, NULL, NULL, g_free);
   return m;
 }
 
@@ -33,6 +53,7 @@ wtc_lastmap_free (struct wtc_lastmap *m)
   if (!m)
     return;
   g_free (m->slots);
+  g_tree_destroy (m->zeroed);
   g_free (m);
 }
 
@@ -86,6 +107,49 @@ wtc_lastmap_set (struct wtc_lastmap *m, uint64_t sector, uint64_t hash,
   *s = (struct wtc_last) { sector, hash, seq, known, type };
 }
 
+static struct wtc_zrange *
+wtc_zrange_node_value (GTreeNode *n)
+{
+  return n ? g_tree_node_value (n) : NULL;
+}
+
+static void
+wtc_zeroed_insert (struct wtc_lastmap *m, uint64_t start, uint64_t end,
+                   const struct wtc_zrange *like)
+{
+  struct wtc_zrange *z = g_new (struct wtc_zrange, 1);
+  *z = *like;
+  z->start = start;
+  z->end = end;
+  g_tree_insert (m->zeroed, &z->start, z);
+}
+
+/* [start, end) last zeroed by seq: what older ranges hold there is cut
+ * out of them (split in two where the new one lies inside). */
+static void
+wtc_zeroed_set (struct wtc_lastmap *m, uint64_t start, uint64_t end, uint64_t seq,
+                bool known, uint32_t type)
+{
+  /* The range that starts at or before start, then those starting inside. */
+  GTreeNode *n = g_tree_upper_bound (m->zeroed, &start);
+  n = n ? g_tree_node_previous (n) : g_tree_node_last (m->zeroed);
+  struct wtc_zrange *z = wtc_zrange_node_value (n);
+  if (!z || z->end <= start)
+    z = wtc_zrange_node_value (g_tree_lower_bound (m->zeroed, &start));
+  while (z && z->start < end) {
+    struct wtc_zrange old = *z;
+    g_tree_remove (m->zeroed, &z->start);          /* frees z */
+    if (old.start < start)
+      wtc_zeroed_insert (m, old.start, start, &old);
+    if (old.end > end)
+      wtc_zeroed_insert (m, end, old.end, &old);
+    uint64_t from = MAX (old.end, start);
+    z = wtc_zrange_node_value (g_tree_lower_bound (m->zeroed, &from));
+  }
+  struct wtc_zrange fresh = { start, end, seq, known, type };
+  wtc_zeroed_insert (m, start, end, &fresh);
+}
+
 void
 wtc_lastmap_apply (struct wtc_lastmap *m, const struct wtlog_record *rec)
 {
@@ -99,20 +163,20 @@ wtc_lastmap_apply (struct wtc_lastmap *m, const struct wtlog_record *rec)
   }
   if (rec->type != WTLOG_ZERO && rec->type != WTLOG_TRIM)
     return;
+  /* A sector zeroed only in part holds bytes the log never saw. */
   uint64_t end = rec->offset + rec->length;
   uint64_t last = (end - 1) / WT_SECTOR_SIZE;
-  for (uint64_t s = first; s <= last; s++) {
-    /* A sector zeroed only in part holds bytes the log never saw. */
-    bool whole = s * WT_SECTOR_SIZE >= rec->offset
-      && (s + 1) * WT_SECTOR_SIZE <= end;
-    wtc_lastmap_set (m, s, wtc_zero_hash (), rec->seq, whole, rec->type);
+  uint64_t whole = (rec->offset + WT_SECTOR_SIZE - 1) / WT_SECTOR_SIZE;
+  uint64_t whole_end = end / WT_SECTOR_SIZE;
+  if (whole >= whole_end) {
+    wtc_zeroed_set (m, first, last + 1, rec->seq, false, rec->type);
+    return;
   }
-}
-
-uint64_t
-wtc_lastmap_count (const struct wtc_lastmap *m)
-{
-  return m->used;
+  if (first < whole)
+    wtc_zeroed_set (m, first, whole, rec->seq, false, rec->type);
+  wtc_zeroed_set (m, whole, whole_end, rec->seq, true, rec->type);
+  if (whole_end <= last)
+    wtc_zeroed_set (m, whole_end, last + 1, rec->seq, false, rec->type);
 }
 
 static gint
@@ -123,8 +187,9 @@ wtc_last_cmp (gconstpointer a, gconstpointer b)
   return x < y ? -1 : x > y;
 }
 
-GArray *
-wtc_lastmap_sorted (const struct wtc_lastmap *m)
+/* The WRITE sectors, sorted by sector (struct wtc_last). */
+static GArray *
+wtc_lastmap_writes_sorted (const struct wtc_lastmap *m)
 {
   GArray *out = g_array_sized_new (FALSE, FALSE, sizeof (struct wtc_last), (guint) m->used);
   for (uint64_t i = 0; i <= m->mask; i++)
@@ -157,25 +222,85 @@ wtc_lastmap_from_log (const char *path, struct wtlog_header *h,
   return m;
 }
 
-GArray *
-wtc_lastmap_compare (const GArray *sorted, struct wtc_image *img,
-                     uint64_t *compared, GError **error)
+struct wtc_compare {
+  struct wtc_image *img;
+  GArray *diffs;
+  uint64_t touched, compared;
+};
+
+/* One touched sector whose last write carried hash (when known). */
+static bool
+wtc_compare_one (struct wtc_compare *c, uint64_t sector, uint64_t hash, uint64_t seq,
+                 bool known, uint32_t type, GError **error)
 {
-  g_autoptr (GArray) diffs = g_array_new (FALSE, FALSE, sizeof (struct wtc_diff));
-  *compared = 0;
-  for (guint i = 0; i < sorted->len; i++) {
-    const struct wtc_last *l = &g_array_index (sorted, struct wtc_last, i);
-    if (!l->known)
-      continue;
-    const unsigned char *p = wtc_image_sector (img, l->sector, error);
-    if (!p)
-      return NULL;
-    uint64_t h = wt_sector_hash (p);
-    ++*compared;
-    if (h != l->hash) {
-      struct wtc_diff d = { l->sector, h, l->hash, l->seq, l->type };
-      g_array_append_val (diffs, d);
-    }
+  c->touched++;
+  if (!known)
+    return true;
+  const unsigned char *p = wtc_image_sector (c->img, sector, error);
+  if (!p)
+    return false;
+  uint64_t h = wt_sector_hash (p);
+  c->compared++;
+  if (h != hash) {
+    struct wtc_diff d = { sector, h, hash, seq, type };
+    g_array_append_val (c->diffs, d);
   }
-  return g_steal_pointer (&diffs);
+  return true;
+}
+
+static bool
+wtc_compare_write (struct wtc_compare *c, const struct wtc_last *l, GError **error)
+{
+  return wtc_compare_one (c, l->sector, l->hash, l->seq, l->known, l->type, error);
+}
+
+/* The sectors of z, each against the newer of z and its WRITE slot (the
+ * writes from *i on, sorted, consumed as they are passed). */
+static bool
+wtc_compare_zrange (struct wtc_compare *c, const struct wtc_zrange *z,
+                    const GArray *writes, guint *i, GError **error)
+{
+  for (uint64_t s = z->start; s < z->end; s++) {
+    const struct wtc_last *w = *i < writes->len
+      ? &g_array_index (writes, struct wtc_last, *i) : NULL;
+    bool ok;
+    if (w && w->sector == s) {
+      ++*i;
+      ok = w->seq > z->seq ? wtc_compare_write (c, w, error)
+        : wtc_compare_one (c, s, wtc_zero_hash (), z->seq, z->known, z->type, error);
+    }
+    else
+      ok = wtc_compare_one (c, s, wtc_zero_hash (), z->seq, z->known, z->type, error);
+    if (!ok)
+      return false;
+  }
+  return true;
+}
+
+GArray *
+wtc_lastmap_compare (const struct wtc_lastmap *m, struct wtc_image *img,
+                     uint64_t *touched, uint64_t *compared, GError **error)
+{
+  g_autoptr (GArray) writes = wtc_lastmap_writes_sorted (m);
+  struct wtc_compare c = {
+    .img = img, .diffs = g_array_new (FALSE, FALSE, sizeof (struct wtc_diff)),
+  };
+  guint i = 0;
+  bool ok = true;
+  for (GTreeNode *n = g_tree_node_first (m->zeroed); ok && n; n = g_tree_node_next (n)) {
+    const struct wtc_zrange *z = g_tree_node_value (n);
+    for (; ok && i < writes->len
+           && g_array_index (writes, struct wtc_last, i).sector < z->start; i++)
+      ok = wtc_compare_write (&c, &g_array_index (writes, struct wtc_last, i), error);
+    ok = ok && wtc_compare_zrange (&c, z, writes, &i, error);
+  }
+  for (; ok && i < writes->len; i++)
+    ok = wtc_compare_write (&c, &g_array_index (writes, struct wtc_last, i), error);
+  *touched = c.touched;
+  *compared = c.compared;
+  if (!ok) {
+    g_array_unref (c.diffs);
+    return NULL;
+  }
+  return c.diffs;
 }

@@ -1,8 +1,11 @@
 /* The last hash the log gives each disk sector it touched, and the sectors
  * of the image that differ from it (verify, check --no-manifest).
- * Memory: one 32-byte slot per touched sector in an open-addressing table
- * (up to twice that while it grows), so it grows with the part of the disk
- * the log touched, not with the log's length. */
+ * Memory: WRITE sectors take one 32-byte slot each in an open-addressing
+ * table (up to twice that while it grows): no more than the log's own
+ * hashes. ZERO and TRIM records are kept as ranges (sorted, split where a
+ * later one overlaps), a few nodes a record whatever its length, so a
+ * 4 GiB TRIM costs what a 4 KiB one does. Each sector's last write is the
+ * newer of its WRITE slot and the range over it. */
 #ifndef WTC_CHECK_LASTWRITE_H
 #define WTC_CHECK_LASTWRITE_H
 
@@ -31,9 +34,6 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (wtc_lastmap, wtc_lastmap_free)
 /* Applies one good record: WRITE sets its hashes, ZERO and TRIM the zero
  * sector's; FAILED, CHANNEL and the rest change nothing. */
 void wtc_lastmap_apply (struct wtc_lastmap *m, const struct wtlog_record *rec);
-uint64_t wtc_lastmap_count (const struct wtc_lastmap *m);
-/* Every touched sector, sorted by sector (struct wtc_last). */
-GArray *wtc_lastmap_sorted (const struct wtc_lastmap *m);
 
 /* The whole log applied; *st receives the reader's status (torn or not).
  * NULL with error when the log cannot be opened. */
@@ -50,10 +50,12 @@ struct wtc_diff {
   uint32_t type;
 };
 
-/* Compares each known sector of sorted with the image. Returns the sectors
- * that differ (struct wtc_diff, in sector order), or NULL with error when
- * the image cannot be read there. *compared counts the sectors compared. */
-GArray *wtc_lastmap_compare (const GArray *sorted, struct wtc_image *img,
-                             uint64_t *compared, GError **error);
+/* Compares each known touched sector with the image, in sector order.
+ * Returns the sectors that differ (struct wtc_diff, in sector order), or
+ * NULL with error when the image cannot be read there. *touched counts the
+ * sectors the log touched, *compared those compared (the others were left
+ * unknown by a partial ZERO/TRIM). */
+GArray *wtc_lastmap_compare (const struct wtc_lastmap *m, struct wtc_image *img,
+                             uint64_t *touched, uint64_t *compared, GError **error);
 
 #endif

@@ -162,9 +162,8 @@ wtc_check_no_manifest (const struct wtc_check *c, const struct wtc_check_opts *o
     fprintf (stderr, "wtrack check: %s\n", error->message);
     return WT_EXIT_ERROR;
   }
-  g_autoptr (GArray) sorted = wtc_lastmap_sorted (map);
-  uint64_t compared = 0;
-  g_autoptr (GArray) diffs = wtc_lastmap_compare (sorted, img, &compared, &error);
+  uint64_t touched = 0, compared = 0;
+  g_autoptr (GArray) diffs = wtc_lastmap_compare (map, img, &touched, &compared, &error);
   if (!diffs) {
     fprintf (stderr, "wtrack check: %s\n", error->message);
     return WT_EXIT_ERROR;

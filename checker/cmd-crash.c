@@ -6,6 +6,7 @@
  * the epoch's writes (CrashMonkey's idea: what the device had not persisted
  * yet may have reached the media in any order). */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -56,8 +57,13 @@ struct wtc_crash {
   struct wtc_target *scratch;
   struct wtc_oracle *oracle;    /* NULL: no channel */
   struct wtc_jobs *jobs;
+  /* Only --reorder keeps the epoch's writes and what they overwrote; the
+   * prefix states need neither. */
   GArray *epoch;                /* struct wtc_epoch_write since the last flush */
-  GArray *epoch_undo;           /* what the epoch's writes overwrote */
+  struct wtc_undo *epoch_undo;  /* what the epoch's writes overwrote */
+  struct wtc_undo *subset_undo; /* what a reordered state's subset overwrote */
+  int log_fd;                   /* the log, to read an epoch's data back */
+  guint epoch_writes;           /* writes since the last flush */
   GArray *states;               /* struct wtc_crash_state */
   GRand *rand;
   guint printed;                /* states whose row is out */
@@ -66,6 +72,8 @@ struct wtc_crash {
   uint64_t failed_check;
   uint64_t failed_data;
   bool full;                    /* --max-states reached */
+  bool torn;                    /* the log is torn: states end before the tear */
+  char *torn_error;             /* where and why */
 };
 
 static void
@@ -85,7 +93,7 @@ wtc_crash_parse (int argc, char **argv, struct wtc_crash_opts *o)
   o->seed = 1;
   o->jobs = 1;
   GOptionEntry entries[] = {
-    { "check", 'c', 0, G_OPTION_ARG_STRING, &o->check, "the command run on every state, {} replaced by the image's path (through /bin/sh -c); it must not change the image", "CMD" },
+    { "check", 'c', 0, G_OPTION_ARG_STRING, &o->check, "the command run on every state through /bin/sh -c, {} replaced by the image's path; it must not change the image", "CMD" },
     { "reorder", 'r', 0, G_OPTION_ARG_INT, &o->reorder, "N states per epoch with a random subset of its writes (all subsets when there are no more than N)", "N" },
     { "seed", 's', 0, G_OPTION_ARG_INT64, &o->seed, "seed of the subsets (default 1)", "S" },
     { "max-states", 'm', 0, G_OPTION_ARG_INT, &o->max_states, "stop after N states", "N" },
@@ -104,7 +112,9 @@ wtc_crash_parse (int argc, char **argv, struct wtc_crash_opts *o)
     "with data=on) and base.img, one after the other in RUN_DIR/crash/scratch.img,\n"
     "changing only what differs from the state before, and run CMD on each\n"
     "(with --jobs N, on copies RUN_DIR/crash/scratch-J.img, N at a time).\n"
-    "Its output goes to RUN_DIR/crash/state-N.log.\n"
+    "Its output goes to RUN_DIR/crash/state-N.log. Every {} in CMD becomes the\n"
+    "image's path as one shell word, quoted by wtrack: write {} bare, or inside\n"
+    "\"...\" or '...' (the quotes are closed around the path and reopened).\n"
     "\n"
     "States: the initial one (base.img), a prefix after every FLUSH and FUA\n"
     "write, the end of the log, and with --reorder subsets of each epoch.\n"
@@ -117,7 +127,12 @@ wtc_crash_parse (int argc, char **argv, struct wtc_crash_opts *o)
     "\n"
     "Prints a table: state, kind, the seq and time it follows, the check's\n"
     "status, and the data verdict (-: no checkpoint yet, ok, BAD N sectors).\n"
-    "Exit status: 0 every state passed both, 1 some failed, 2 an error.");
+    "Memory does not grow with the size of a write or of an epoch: --reorder\n"
+    "reads an epoch's data back from the log and keeps the bytes it must undo\n"
+    "in an unlinked file in RUN_DIR/crash.\n"
+    "Exit status: 0 every state passed both, 1 some failed, 2 an error, or a\n"
+    "torn log (the states before the tear are still made, checked and listed;\n"
+    "the JSON says \"complete\": false).");
   g_option_context_add_main_entries (ctx, entries, NULL);
   if (!g_option_context_parse (ctx, &argc, &argv, &error)) {
     g_printerr ("wtrack crash: %s\n", error->message);
@@ -225,7 +240,7 @@ wtc_crash_check (struct wtc_crash *c, const char *kind, uint64_t seq,
   struct wtc_crash_state s = {
     .number = c->states->len, .kind = kind, .seq = seq, .t_ns = t_ns,
     .writes = writes, .status = -1, .subset_writes = c->subset_writes,
-    .epoch_writes = c->subset_writes ? c->epoch->len : 0,
+    .epoch_writes = c->subset_writes ? c->epoch_writes : 0,
   };
   bool ok = wtc_oracle_check (c->oracle, c->scratch, seq, &s.data, error);
   if (s.data.bad) {
@@ -278,19 +293,19 @@ static bool
 wtc_crash_reorder_one (struct wtc_crash *c, const guint8 *in, uint64_t seq,
                        uint64_t t_ns, GError **error)
 {
-  g_autoptr (GArray) undo = wtc_undo_new ();
+  struct wtc_undo *undo = c->subset_undo;
   GString *writes = g_string_new ("writes");
   for (guint i = 0; i < c->epoch->len; i++) {
     if (!in[i])
       continue;
     const struct wtc_epoch_write *w = &g_array_index (c->epoch, struct wtc_epoch_write, i);
     g_string_append_printf (writes, "%s%" PRIu64, writes->len > 6 ? "," : " ", w->seq);
-    if (!wtc_epoch_apply (c->scratch, w, undo, error)) {
+    if (!wtc_epoch_apply (c->scratch, c->log_fd, w, undo, error)) {
       g_string_free (writes, true);
       return false;
     }
   }
-  c->subset_writes = undo->len;
+  c->subset_writes = wtc_undo_writes (undo);
   bool ok = wtc_crash_check (c, "reorder", seq, t_ns, g_string_free (writes, false), error);
   c->subset_writes = 0;
   return ok && wtc_undo_all (c->scratch, undo, error);
@@ -312,8 +327,8 @@ wtc_crash_reorder_epoch (struct wtc_crash *c, uint64_t seq, uint64_t t_ns,
       return false;
   }
   for (guint i = 0; i < c->epoch->len; i++)
-    if (!wtc_epoch_apply (c->scratch, &g_array_index (c->epoch, struct wtc_epoch_write, i),
-                          NULL, error))
+    if (!wtc_epoch_apply (c->scratch, c->log_fd,
+                          &g_array_index (c->epoch, struct wtc_epoch_write, i), NULL, error))
       return false;
   return true;
 }
@@ -324,8 +339,11 @@ wtc_crash_epoch_end (struct wtc_crash *c, uint64_t seq, uint64_t t_ns, GError **
 {
   if (c->o->reorder && !wtc_crash_reorder_epoch (c, seq, t_ns, error))
     return false;
-  g_array_set_size (c->epoch, 0);
-  g_array_set_size (c->epoch_undo, 0);
+  c->epoch_writes = 0;
+  if (c->o->reorder) {
+    g_array_set_size (c->epoch, 0);
+    wtc_undo_clear (c->epoch_undo);
+  }
   return true;
 }
 
@@ -344,10 +362,13 @@ wtc_crash_record (struct wtc_crash *c, const struct wtlog_record *rec, GError **
                    c->scratch->size);
       return false;
     }
-    wtc_epoch_add (c->epoch, rec);
-    const struct wtc_epoch_write *w =
-      &g_array_index (c->epoch, struct wtc_epoch_write, c->epoch->len - 1);
-    if (!wtc_epoch_apply (c->scratch, w, c->epoch_undo, error))
+    c->epoch_writes++;
+    if (c->o->reorder) {
+      wtc_epoch_add (c->epoch, rec);
+      if (!wtc_undo_save (c->epoch_undo, c->scratch, rec->offset, rec->length, error))
+        return false;
+    }
+    if (!wtc_target_apply (c->scratch, rec, error))
       return false;
     if (rec->flags & WTLOG_F_FUA)
       return wtc_crash_check (c, "prefix", rec->seq, rec->t_end, NULL, error);
@@ -401,7 +422,7 @@ wtc_crash_write_json (const struct wtc_crash *c, const char *path, GError **erro
   }
   fprintf (f, "],\"failed\":%" PRIu64 ",\"failed_check\":%" PRIu64
            ",\"failed_data\":%" PRIu64 ",\"complete\":%s}\n", c->failed,
-           c->failed_check, c->failed_data, c->full ? "false" : "true");
+           c->failed_check, c->failed_data, c->full || c->torn ? "false" : "true");
   if (fclose (f) != 0) {
     g_set_error (error, WTC_ERROR, 0, "write: %s: %s", path, g_strerror (errno));
     return false;
@@ -423,17 +444,19 @@ wtc_crash_walk (struct wtc_crash *c, struct wtlog_reader *r, GError **error)
     last_t = rec.t_end;
   }
   const struct wtlog_status *st = wtlog_reader_status (r);
-  if (st->torn)
-    g_printerr ("wtrack crash: warning: %s (states end at seq %" PRIu64 ")\n",
-                st->error, st->last_seq);
-  /* Writes after the last flush: an epoch the end of the log closes. */
-  if (!c->full && c->epoch->len) {
+  c->torn = st->torn;
+  /* Writes after the last flush: an epoch the end of the log (or the tear)
+   * closes. */
+  if (!c->full && c->epoch_writes) {
     if (!wtc_crash_epoch_end (c, last_seq, last_t, error)
         || !wtc_crash_check (c, "prefix", last_seq, last_t, g_strdup ("end of the log"),
                              error))
       return false;
   }
   wtc_jobs_wait_all (c->jobs);
+  if (st->torn)
+    c->torn_error = g_strdup_printf ("%s (states end at seq %" PRIu64 ")", st->error,
+                                     st->last_seq);
   return true;
 }
 
@@ -493,6 +516,17 @@ wtc_crash_setup (struct wtc_crash *c, const char *run_dir, const char *log,
   c->scratch = wtc_target_create (scratch, h->disk_size, h->disk_size, error);
   if (!c->scratch || !wtc_target_copy_base (c->scratch, base, h->disk_size, error))
     return false;
+  if (c->o->reorder) {
+    c->log_fd = open (log, O_RDONLY | O_CLOEXEC);
+    if (c->log_fd < 0) {
+      g_set_error (error, WTC_ERROR, 0, "open: %s: %s", log, g_strerror (errno));
+      return false;
+    }
+    c->epoch_undo = wtc_undo_new (c->dir, error);
+    c->subset_undo = c->epoch_undo ? wtc_undo_new (c->dir, error) : NULL;
+    if (!c->subset_undo)
+      return false;
+  }
   c->jobs = wtc_jobs_new (c->scratch, c->dir, c->o->check, (guint) c->o->jobs,
                           wtc_crash_check_done, c, error);
   return c->jobs != NULL;
@@ -511,13 +545,16 @@ wtc_crash_free (struct wtc_crash *c)
     g_array_unref (c->states);
   if (c->epoch)
     g_array_unref (c->epoch);
-  if (c->epoch_undo)
-    g_array_unref (c->epoch_undo);
+  wtc_undo_free (c->epoch_undo);
+  wtc_undo_free (c->subset_undo);
+  if (c->log_fd >= 0)
+    close (c->log_fd);
   if (c->rand)
     g_rand_free (c->rand);
   wtc_target_close (c->scratch);
   wtc_oracle_free (c->oracle);
   g_free (c->dir);
+  g_free (c->torn_error);
 }
 
 static void
@@ -526,7 +563,8 @@ wtc_crash_summary (const struct wtc_crash *c)
   printf ("# %u states, %" PRIu64 " failed the check", c->states->len, c->failed_check);
   if (c->oracle && wtc_oracle_checkpoints (c->oracle))
     printf (", %" PRIu64 " failed the data of a checkpoint", c->failed_data);
-  printf ("%s\n", c->full ? " (stopped at --max-states)" : "");
+  printf ("%s%s\n", c->full ? " (stopped at --max-states)" : "",
+          c->torn ? " (the log is torn: only the states before the tear)" : "");
 }
 
 static int
@@ -539,7 +577,7 @@ wtc_crash_main (const struct wtc_crash_opts *o)
   struct wtlog_header h;
   char err[512];
   struct wtc_crash c = {
-    .o = o, .epoch = wtc_epoch_new (), .epoch_undo = wtc_undo_new (),
+    .o = o, .epoch = wtc_epoch_new (), .log_fd = -1,
     .states = g_array_new (false, false, sizeof (struct wtc_crash_state)),
     .rand = g_rand_new_with_seed ((guint32) o->seed),
   };
@@ -568,7 +606,11 @@ wtc_crash_main (const struct wtc_crash_opts *o)
     wtc_crash_summary (&c);
   else
     g_printerr ("wtrack crash: %s\n", error->message);
-  int status = !ok ? WT_EXIT_ERROR : c.failed ? WT_EXIT_DAMAGE : WT_EXIT_OK;
+  if (ok && c.torn)
+    g_printerr ("wtrack crash: %s\n", c.torn_error);
+  /* A torn log is an input that could not be read in full: exit 2, as
+   * every other command, with the states before the tear listed. */
+  int status = !ok || c.torn ? WT_EXIT_ERROR : c.failed ? WT_EXIT_DAMAGE : WT_EXIT_OK;
   wtlog_reader_close (r);
   wtc_crash_free (&c);
   return status;

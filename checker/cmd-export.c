@@ -32,8 +32,7 @@ struct wtc_export {
   struct wtc_dmlog_writer *w;
   GHashTable *marks;            /* CHANNEL seq -> GPtrArray of labels */
   struct wtc_target *scratch;   /* with --base: the disk so far */
-  unsigned char *edges;         /* sectors read back for unaligned records */
-  size_t edges_cap;
+  unsigned char *edges;         /* an edge sector read back (unaligned records) */
   uint64_t dropped_failed, marks_written, rewritten;
 };
 
@@ -137,8 +136,21 @@ wtc_export_entry_flags (const struct wtlog_record *rec)
   return flags;
 }
 
-/* A request that is not sector-aligned: its sectors as they are after it,
- * read back from the scratch disk, written whole. */
+/* One edge sector of an unaligned request, as it is after the request,
+ * read back from the scratch disk. */
+static bool
+wtc_export_edge (struct wtc_export *x, uint64_t flags, uint64_t sector, GError **error)
+{
+  return wtc_target_read (x->scratch, sector * WT_SECTOR_SIZE, x->edges, WT_SECTOR_SIZE,
+                          error)
+    && wtc_dmlog_write_entry (x->w, flags, sector, 1, x->edges, error);
+}
+
+/* A request that is not sector-aligned, written as whole sectors: its
+ * partial first and last sectors as they are after it (read back from the
+ * scratch disk), the whole sectors between from the record itself (a WRITE's
+ * data; zeroes, left a hole in the log, for ZERO and TRIM). Memory is one
+ * sector whatever the request's length. */
 static bool
 wtc_export_whole_sectors (struct wtc_export *x, const struct wtlog_record *rec,
                           GError **error)
@@ -150,19 +162,25 @@ wtc_export_whole_sectors (struct wtc_export *x, const struct wtlog_record *rec,
                  rec->offset, rec->length);
     return false;
   }
-  uint64_t first = rec->offset / WT_SECTOR_SIZE;
-  uint64_t n = wtlog_sectors_touched (rec->offset, rec->length);
-  if (n * WT_SECTOR_SIZE > x->edges_cap) {
-    g_free (x->edges);
-    x->edges_cap = n * WT_SECTOR_SIZE;
-    x->edges = g_malloc (x->edges_cap);
-  }
-  if (!wtc_target_read (x->scratch, first * WT_SECTOR_SIZE, x->edges,
-                        n * WT_SECTOR_SIZE, error))
-    return false;
-  x->rewritten++;
   uint64_t flags = (rec->flags & WTLOG_F_FUA) ? WTC_DMLOG_FUA : 0;
-  return wtc_dmlog_write_entry (x->w, flags, first, n, x->edges, error);
+  uint64_t end = rec->offset + rec->length;
+  uint64_t first = rec->offset / WT_SECTOR_SIZE, last = (end - 1) / WT_SECTOR_SIZE;
+  uint64_t mid = (rec->offset + WT_SECTOR_SIZE - 1) / WT_SECTOR_SIZE;
+  uint64_t mid_end = end / WT_SECTOR_SIZE;
+  x->rewritten++;
+  if (!x->edges)
+    x->edges = g_malloc (WT_SECTOR_SIZE);
+  if (mid >= mid_end) {         /* no whole sector: one or two edges */
+    return wtc_export_edge (x, flags, first, error)
+      && (last == first || wtc_export_edge (x, flags, last, error));
+  }
+  if (mid > first && !wtc_export_edge (x, flags, first, error))
+    return false;
+  const void *data = rec->type == WTLOG_WRITE
+    ? rec->data + (mid * WT_SECTOR_SIZE - rec->offset) : NULL;
+  if (!wtc_dmlog_write_entry (x->w, flags, mid, mid_end - mid, data, error))
+    return false;
+  return mid_end > last || wtc_export_edge (x, flags, last, error);
 }
 
 static bool

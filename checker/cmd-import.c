@@ -19,6 +19,11 @@
 
 #define WTC_IMPORT_DISK_CONN 1
 #define WTC_IMPORT_CHANNEL_CONN 2
+/* An entry's data is read and logged this many bytes at a time: a larger
+ * entry becomes several WRITE records, each far inside the wtlog's
+ * maximum record size, and memory stays at one piece. A multiple of every
+ * sector size the reader accepts (at most 1 MiB). */
+#define WTC_IMPORT_PIECE (8u << 20)
 
 struct wtc_import_opts {
   gint64 disk_size;
@@ -46,6 +51,8 @@ struct wtc_import {
   uint32_t ss;
   uint64_t *hashes;
   size_t hashes_cap;
+  unsigned char *piece;         /* WTC_IMPORT_PIECE bytes of an entry's data */
+  struct wtc_dmlog_reader *r;
   unsigned char *msg;
   uint64_t writes, flushes, trims;
 };
@@ -74,7 +81,8 @@ wtc_import_parse (int argc, char **argv, struct wtc_import_opts *o)
     "Write a dm-log-writes log (Linux dm-log-writes, QEMU blklogwrites) as a\n"
     "wtrack log with DATA and NOTIME (it has no timestamps: every t_start and\n"
     "t_end is 0). Write entries become WRITE records (FUA kept, hashes\n"
-    "computed from the data), FLUSH entries FLUSH records (a FLUSH entry with\n"
+    "computed from the data; an entry over 8 MiB becomes several records of\n"
+    "8 MiB, read one at a time), FLUSH entries FLUSH records (a FLUSH entry with\n"
     "data, a write that carried a preflush, becomes FLUSH then WRITE), DISCARD\n"
     "entries TRIM records. MARK entries become MARK messages of a wtrack\n"
     "channel (--channel), each logged as a CHANNEL record where the MARK lay,\n"
@@ -163,18 +171,29 @@ wtc_import_hashes (struct wtc_import *im, const void *data, uint64_t bytes)
   return im->hashes;
 }
 
+/* A write entry as WRITE records of at most WTC_IMPORT_PIECE bytes each, in
+ * order; each keeps the entry's FUA (a FUA write is durable as a whole). */
 static bool
 wtc_import_write (struct wtc_import *im, const struct wtc_dmlog_entry *e,
                   GError **error)
 {
-  struct wtlog_record rec = {
-    .type = WTLOG_WRITE, .conn = WTC_IMPORT_DISK_CONN,
-    .flags = WTLOG_F_DATA | ((e->flags & WTC_DMLOG_FUA) ? WTLOG_F_FUA : 0),
-    .offset = e->sector * im->ss, .length = e->data_bytes,
-  };
+  if (!im->piece)
+    im->piece = g_malloc (WTC_IMPORT_PIECE);
   im->writes++;
-  return wtc_import_append (im, &rec, wtc_import_hashes (im, e->data, e->data_bytes),
-                            e->data, error);
+  for (uint64_t done = 0; done < e->data_bytes;) {
+    size_t n = (size_t) MIN (e->data_bytes - done, (uint64_t) WTC_IMPORT_PIECE);
+    struct wtlog_record rec = {
+      .type = WTLOG_WRITE, .conn = WTC_IMPORT_DISK_CONN,
+      .flags = WTLOG_F_DATA | ((e->flags & WTC_DMLOG_FUA) ? WTLOG_F_FUA : 0),
+      .offset = e->sector * im->ss + done, .length = n,
+    };
+    if (!wtc_dmlog_reader_data (im->r, e, done, im->piece, n, error)
+        || !wtc_import_append (im, &rec, wtc_import_hashes (im, im->piece, n),
+                               im->piece, error))
+      return false;
+    done += n;
+  }
+  return true;
 }
 
 /* A MARK: a message in the channel, and the CHANNEL record of its write. */
@@ -227,7 +246,7 @@ wtc_import_entries (struct wtc_import *im, struct wtc_dmlog_reader *r,
 {
   struct wtc_dmlog_entry e;
   for (uint64_t i = 0; i < count; i++)
-    if (wtc_dmlog_reader_next (r, &e, false, error) != 0
+    if (wtc_dmlog_reader_next (r, &e, true, error) != 0
         || !wtc_import_entry (im, &e, error))
       return false;
   return true;
@@ -297,6 +316,7 @@ wtc_import_main (const struct wtc_import_opts *o)
     return WT_EXIT_ERROR;
   }
   im.ss = wtc_dmlog_reader_sector_size (r);
+  im.r = r;
   wtc_import_scan (r, &scan, &scan_error);
   if (scan.more)
     g_printerr ("wtrack import: warning: %s holds sound entries past the %" PRIu64
@@ -339,6 +359,7 @@ wtc_import_main (const struct wtc_import_opts *o)
                 disk_size);
   wtc_dmlog_reader_close (r);
   g_free (im.hashes);
+  g_free (im.piece);
   g_free (im.msg);
   return ok && !scan.bad ? WT_EXIT_OK : WT_EXIT_ERROR;
 }

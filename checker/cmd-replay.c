@@ -203,7 +203,7 @@ wtc_replay_run (const struct wtc_replay_opts *o)
     return WT_EXIT_ERROR;
   }
   bool ready = wtc_replay_stop_from_opts (o, log, &h, &stop, &error)
-    && wtc_file_size (o->base, &base_size, &error);
+    && wtc_base_size (o->base, h.disk_size, &base_size, &error);
   g_autoptr (wtc_target) t = ready
     ? wtc_target_create (o->out, MAX (base_size, h.disk_size), h.disk_size, &error)
     : NULL;

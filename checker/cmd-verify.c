@@ -65,9 +65,8 @@ wtc_verify (const char *log, const char *image)
   if (wtc_image_size (img) != h.disk_size)
     printf ("# warning: %s is %" PRIu64 " bytes, the log's disk %" PRIu64 "\n",
             image, wtc_image_size (img), h.disk_size);
-  g_autoptr (GArray) sorted = wtc_lastmap_sorted (map);
-  uint64_t compared = 0, runs = 0;
-  g_autoptr (GArray) diffs = wtc_lastmap_compare (sorted, img, &compared, &error);
+  uint64_t touched = 0, compared = 0, runs = 0;
+  g_autoptr (GArray) diffs = wtc_lastmap_compare (map, img, &touched, &compared, &error);
   if (!diffs) {
     fprintf (stderr, "wtrack verify: %s\n", error->message);
     return WT_EXIT_ERROR;
@@ -75,7 +74,7 @@ wtc_verify (const char *log, const char *image)
   wtc_verify_print (diffs, &runs);
   printf ("# %" PRIu64 " sectors touched by %" PRIu64 " records, %" PRIu64
           " compared (%" PRIu64 " partly zeroed, unknown): %u differ in %" PRIu64 " runs%s\n",
-          (uint64_t) sorted->len, st.records, compared, sorted->len - compared,
+          touched, st.records, compared, touched - compared,
           diffs->len, runs, st.torn ? " (log torn: only the records before the tear)" : "");
   if (st.torn) {
     fprintf (stderr, "wtrack verify: %s\n", st.error);
@@ -96,8 +95,9 @@ wt_cmd_verify (int argc, char **argv)
     "CHANNEL records are ignored). Then IMAGE is read in sector order and each\n"
     "sector compared. Works on logs without DATA. Every differing sector is\n"
     "printed, grouped into runs of consecutive sectors, then a summary.\n\n"
-    "Memory: a hash table of the touched sectors, 32 to 64 bytes each (about\n"
-    "128 MiB for 4 GiB of touched disk).\n\n"
+    "Memory: a hash table of the sectors WRITEs touched, 32 to 64 bytes each\n"
+    "(about 128 MiB for 4 GiB of written disk), and the ZERO and TRIM records\n"
+    "as ranges, whatever their length.\n\n"
     "Exit status: 0 the image matches, 1 sectors differ, 2 bad usage, unreadable\n"
     "image, or torn log (the records before the tear are still verified).");
   if (!g_option_context_parse (ctx, &argc, &argv, &error)) {

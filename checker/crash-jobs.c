@@ -33,12 +33,36 @@ struct wtc_jobs {
   struct wtc_job *jobs;
 };
 
+/* The path is always put in as one single-quoted word. Inside a quoted
+ * string of the command ("...{}..." or '...{}...') that string's quote is
+ * closed first and opened again after, so the quotes the user wrote around
+ * {} keep their meaning and the path is not quoted twice. */
 char *
 wtc_jobs_command (const char *cmd, const char *image)
 {
   g_autofree char *quoted = g_shell_quote (image);
-  g_auto (GStrv) parts = g_strsplit (cmd, "{}", -1);
-  return g_strjoinv (quoted, parts);
+  GString *out = g_string_new (NULL);
+  char in_quote = 0;            /* '\'', '"' or 0 */
+  for (const char *p = cmd; *p; p++) {
+    if (p[0] == '{' && p[1] == '}') {
+      if (in_quote)
+        g_string_append_printf (out, "%c%s%c", in_quote, quoted, in_quote);
+      else
+        g_string_append (out, quoted);
+      p++;
+      continue;
+    }
+    g_string_append_c (out, *p);
+    if (*p == '\\' && in_quote != '\'' && p[1]) {
+      g_string_append_c (out, *++p);   /* an escaped character quotes nothing */
+      continue;
+    }
+    if (!in_quote && (*p == '\'' || *p == '"'))
+      in_quote = *p;
+    else if (in_quote == *p)
+      in_quote = 0;
+  }
+  return g_string_free (out, false);
 }
 
 static void

@@ -33,7 +33,9 @@ void wtc_jobs_wait_all (struct wtc_jobs *j);
 /* Waits for the running checks, removes the copies. */
 void wtc_jobs_free (struct wtc_jobs *j);
 
-/* cmd with every {} replaced by the shell-quoted image path. */
+/* cmd with every {} replaced by the shell-quoted image path; a {} inside
+ * single or double quotes of cmd gets the same quoted path, the string's
+ * quote closed before it and reopened after. */
 char *wtc_jobs_command (const char *cmd, const char *image);
 
 #endif

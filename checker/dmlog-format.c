@@ -167,6 +167,12 @@ wtc_dmlog_entry_check (const struct wtc_dmlog_reader *r, const struct wtc_dmlog_
     return snprintf (why, len, "unknown flags 0x%" PRIx64, e->flags), why;
   if (e->flags == 0 && e->nr_sectors == 0)
     return "zeroes where an entry was due";
+  /* Checked for every entry, a MARK too: its sectors would wrap the data's
+   * length. A byte offset must also fit an off_t. */
+  if (e->nr_sectors > (uint64_t) INT64_MAX / ss
+      || e->sector > (uint64_t) INT64_MAX / ss - e->nr_sectors)
+    return snprintf (why, len, "range %" PRIu64 "+%" PRIu64 " sectors ends past "
+                     "byte 2^63", e->sector, e->nr_sectors), why;
   if (e->flags & WTC_DMLOG_MARK) {
     if (e->data_len > ss - WTC_DMLOG_ENTRY_SIZE)
       return snprintf (why, len, "MARK of %" PRIu64 " bytes does not fit its sector",
@@ -178,9 +184,6 @@ wtc_dmlog_entry_check (const struct wtc_dmlog_reader *r, const struct wtc_dmlog_
                      "not supported", e->data_len), why;
   if (!wtc_all_zero (r->sector + WTC_DMLOG_ENTRY_SIZE, ss - WTC_DMLOG_ENTRY_SIZE))
     return "the entry sector is not zero-padded";
-  if (e->nr_sectors > UINT64_MAX / ss || e->sector > UINT64_MAX / ss - e->nr_sectors)
-    return snprintf (why, len, "range %" PRIu64 "+%" PRIu64 " sectors overflows",
-                     e->sector, e->nr_sectors), why;
   return NULL;
 }
 
@@ -221,7 +224,7 @@ wtc_dmlog_reader_next (struct wtc_dmlog_reader *r, struct wtc_dmlog_entry *e,
   if (e->data_bytes > r->file_size || at > r->file_size - e->data_bytes)
     return wtc_dmlog_bad (r, r->pos, "cut short: its data runs past the end of the log",
                           error);
-  if (e->data_bytes && !skip_data) {
+  if (e->data_bytes && !skip_data && e->data_bytes <= WTC_DMLOG_DATA_IN_MEMORY) {
     if (e->data_bytes > r->data_cap) {
       g_free (r->data);
       r->data = g_try_malloc (e->data_bytes);
@@ -236,6 +239,26 @@ wtc_dmlog_reader_next (struct wtc_dmlog_reader *r, struct wtc_dmlog_entry *e,
   r->pos = at + e->data_bytes;
   r->index++;
   return 0;
+}
+
+bool
+wtc_dmlog_reader_data (struct wtc_dmlog_reader *r, const struct wtc_dmlog_entry *e,
+                       uint64_t at, void *buf, size_t len, GError **error)
+{
+  uint64_t from = e->log_offset + r->sector_size + at;
+  if (at > e->data_bytes || len > e->data_bytes - at) {
+    g_set_error (error, WTC_ERROR, 0, "%s: entry %" PRIu64 " at byte %" PRIu64
+                 ": bytes %" PRIu64 "+%zu are past its data", r->path, e->index,
+                 e->log_offset, at, len);
+    return false;
+  }
+  if (!wtc_pread_all (r->fd, buf, len, from)) {
+    g_set_error (error, WTC_ERROR, 0, "read: %s at byte %" PRIu64 " (entry %" PRIu64
+                 "): %s", r->path, from, e->index,
+                 errno == ENODATA ? "the log ends there" : g_strerror (errno));
+    return false;
+  }
+  return true;
 }
 
 bool

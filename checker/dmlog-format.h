@@ -47,11 +47,21 @@ struct wtc_dmlog_reader;
 struct wtc_dmlog_reader *wtc_dmlog_reader_open (const char *path, GError **error);
 uint32_t wtc_dmlog_reader_sector_size (const struct wtc_dmlog_reader *r);
 uint64_t wtc_dmlog_reader_count (const struct wtc_dmlog_reader *r);
+/* The most bytes of an entry's data _next reads into memory; a larger
+ * entry's data is read in pieces with wtc_dmlog_reader_data. */
+#define WTC_DMLOG_DATA_IN_MEMORY (16u << 20)
+
 /* 1: the super block's count is reached; 0: e filled (valid until the
  * next call); -1: a bad or cut entry, error names its index and byte. With
- * skip_data, the data is not read (e->data is NULL). */
+ * skip_data, or when the entry holds more than WTC_DMLOG_DATA_IN_MEMORY
+ * bytes, the data is not read (e->data is NULL; e->data_bytes says how
+ * much there is). */
 int wtc_dmlog_reader_next (struct wtc_dmlog_reader *r, struct wtc_dmlog_entry *e,
                            bool skip_data, GError **error);
+/* len bytes of the data of e (the entry _next returned last), from byte
+ * at of its data, into buf. */
+bool wtc_dmlog_reader_data (struct wtc_dmlog_reader *r, const struct wtc_dmlog_entry *e,
+                            uint64_t at, void *buf, size_t len, GError **error);
 /* After the counted entries: whether a sound entry follows (the super block
  * is updated only now and then, so a log can hold more than it counts). */
 bool wtc_dmlog_reader_more (struct wtc_dmlog_reader *r);

@@ -329,6 +329,25 @@ wtc_file_size (const char *path, uint64_t *size, GError **error)
   return ok;
 }
 
+static void
+wtc_base_too_small (const char *base, uint64_t size, uint64_t min_size, GError **error)
+{
+  g_set_error (error, WTC_ERROR, 0, "%s: %" PRIu64 " bytes, smaller than the "
+               "log's disk (%" PRIu64 " bytes)", base, size, min_size);
+}
+
+bool
+wtc_base_size (const char *base, uint64_t min_size, uint64_t *size, GError **error)
+{
+  if (!wtc_file_size (base, size, error))
+    return false;
+  if (*size < min_size) {
+    wtc_base_too_small (base, *size, min_size, error);
+    return false;
+  }
+  return true;
+}
+
 bool
 wtc_target_copy_base (struct wtc_target *t, const char *base, uint64_t min_size,
                       GError **error)
@@ -350,8 +369,7 @@ wtc_target_copy_base (struct wtc_target *t, const char *base, uint64_t min_size,
     return false;
   }
   if (size < min_size) {
-    g_set_error (error, WTC_ERROR, 0, "%s: %" PRIu64 " bytes, smaller than the "
-                 "log's disk (%" PRIu64 " bytes)", base, size, min_size);
+    wtc_base_too_small (base, size, min_size, error);
     close (fd);
     return false;
   }

@@ -47,6 +47,11 @@ bool wtc_target_copy_base (struct wtc_target *t, const char *base,
 
 /* The size of a file, or of a block device. */
 bool wtc_file_size (const char *path, uint64_t *size, GError **error);
+/* The size of base, which must not be smaller than min_size (the error
+ * says so). Callers check the base this way before they create or truncate
+ * their output, so a refused base leaves the output as it was. */
+bool wtc_base_size (const char *base, uint64_t min_size, uint64_t *size,
+                    GError **error);
 
 bool wtc_target_write (struct wtc_target *t, uint64_t offset, const void *buf,
                        uint64_t len, GError **error);

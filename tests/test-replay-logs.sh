@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 require_tools nbdkit qemu-io cmp truncate
 require_built "$PLUGIN" "$WTRACK" "$TOP/tests/unit/gen-wtlog"
-plan 15
+plan 18
 GEN=$TOP/tests/unit/gen-wtlog
 
 # A synthetic log, and the disk it leads to from zeroes, computed by the
@@ -65,5 +65,13 @@ check "... and holds holes where they were (at most 3 MiB allocated)" \
 check "... while its size is the disk's" test "$(stat -c %s "$T/sparse-out.img")" = $((16 << 20))
 check "an unreadable base is an error naming it" \
   bash -c "'$WTRACK' replay '$T/gen.wtlog' --base '$T/nosuch.img' --out '$T/x.img' 2>&1 | grep -q 'nosuch.img'"
+
+# A base smaller than the log's disk is refused before --out is touched.
+truncate -s 1M "$T/small.img"
+echo "keep me" >"$T/keep.img"
+out=$("$WTRACK" replay "$T/gen.wtlog" --base "$T/small.img" --out "$T/keep.img" 2>&1)
+check "a base smaller than the log's disk is exit 2" test $? -eq 2
+check "... saying so" grep -q 'small.img: 1048576 bytes, smaller than the log.s disk' <<<"$out"
+check "... and leaves --out as it was" test "$(cat "$T/keep.img")" = "keep me"
 
 done_testing

@@ -26,3 +26,7 @@ TEST_HELPERS += tests/tools/mkbigrun tests/tools/mkworstrun
 # Checkpoint manifests read independently of wtrack, and a log with one
 # sector's writes left out (the replay and crash run tests).
 TEST_HELPERS += tests/tools/ckptfiles tests/tools/dropwrites
+
+# Crafted wtrack and dm-log-writes logs (huge ZERO/TRIM, big epochs, sparse
+# dm-log-writes entries of several GiB): the bounded-memory tests.
+TEST_HELPERS += tests/tools/craftlog
