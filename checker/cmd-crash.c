@@ -17,6 +17,7 @@
 #include "check-util.h"
 #include "commands.h"
 #include "crash-epoch.h"
+#include "fileio.h"
 #include "crash-jobs.h"
 #include "crash-oracle.h"
 #include "replay-target.h"
@@ -517,9 +518,10 @@ wtc_crash_setup (struct wtc_crash *c, const char *run_dir, const char *log,
   if (!c->scratch || !wtc_target_copy_base (c->scratch, base, h->disk_size, error))
     return false;
   if (c->o->reorder) {
-    c->log_fd = open (log, O_RDONLY | O_CLOEXEC);
+    char err[512];
+    c->log_fd = wt_open_input (log, O_RDONLY | O_CLOEXEC, err, sizeof err);
     if (c->log_fd < 0) {
-      g_set_error (error, WTC_ERROR, 0, "open: %s: %s", log, g_strerror (errno));
+      g_set_error (error, WTC_ERROR, 0, "%s", err);
       return false;
     }
     c->epoch_undo = wtc_undo_new (c->dir, error);
