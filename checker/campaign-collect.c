@@ -295,9 +295,12 @@ wtc_write_text (struct wtc_collect *c, FILE *out)
                  r->bad_sectors, classes, c->dir, r->dir);
         for (guint l = 0; l < r->verdict->len; l++)
           fprintf (out, "    %s\n", (const char *) g_ptr_array_index (r->verdict, l));
-      } else
+      } else if (r->exit_status >= 0)
         fprintf (out, "  %s: exit %d: %s: %s/%s\n", r->cell->id, r->exit_status,
                  r->error ? r->error : "?", c->dir, r->dir);
+      else
+        fprintf (out, "  %s: %s: %s/%s\n", r->cell->id, r->error ? r->error : "?", c->dir,
+                 r->dir);
     }
   }
   if (c->phases->len) {
