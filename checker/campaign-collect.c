@@ -59,6 +59,25 @@ wtc_result_clear (struct wtc_result *r)
   g_free (r->dir);
 }
 
+/* A file's verdict line of report.txt ("/data/f1: 56 sectors lost in 7
+ * pages; ...", "/data/f1: clean (...)"), not the headers of its page and
+ * run lists that also start with the path. */
+static bool
+wtc_is_verdict_line (const char *line)
+{
+  if (g_str_has_prefix (line, "!!"))
+    return true;
+  const char *rest = line[0] == '/' ? strstr (line, ": ") : NULL;
+  if (!rest)
+    return false;
+  rest += 2;
+  if (g_str_has_prefix (rest, "clean ("))
+    return true;
+  while (g_ascii_isdigit (*rest))
+    rest++;
+  return g_str_has_prefix (rest, " sector") || g_str_has_prefix (rest, " bad sectors");
+}
+
 static void
 wtc_read_verdict (struct wtc_result *r, const char *report)
 {
@@ -67,7 +86,7 @@ wtc_read_verdict (struct wtc_result *r, const char *report)
     return;
   g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
   for (char **l = lines; *l && r->verdict->len < WTC_MAX_VERDICT_LINES; l++)
-    if ((*l)[0] == '/' || g_str_has_prefix (*l, "!!"))
+    if (wtc_is_verdict_line (*l))
       g_ptr_array_add (r->verdict, g_strdup (*l));
 }
 
@@ -191,7 +210,7 @@ struct wtc_collect {
   GPtrArray *columns;
   struct wtc_tally *grid; /* rows x columns */
   struct wtc_tally total;
-  GPtrArray *phases; /* phase names, first-seen order */
+  GPtrArray *phases; /* phase names, sorted */
 };
 
 static struct wtc_tally *
@@ -528,6 +547,12 @@ wtc_write_file (struct wtc_collect *c, const char *name, wtc_writer write)
   return true;
 }
 
+static int
+wtc_str_ptr_cmp (gconstpointer a, gconstpointer b)
+{
+  return strcmp (*(char *const *) a, *(char *const *) b);
+}
+
 static void
 wtc_tally_all (struct wtc_collect *c)
 {
@@ -549,6 +574,7 @@ wtc_tally_all (struct wtc_collect *c)
       if (!g_ptr_array_find_with_equal_func (c->phases, phase, g_str_equal, NULL))
         g_ptr_array_add (c->phases, g_strdup (phase));
   }
+  g_ptr_array_sort (c->phases, wtc_str_ptr_cmp);
 }
 
 int
