@@ -74,6 +74,7 @@ check "--resume: exit 0, all 8 cells clean" \
   [ "$rc" = 0 -a "$(jq '.counts.clean' "$out/summary.json")" = 8 ]
 check "--resume ran only the $((8 - done_before)) missing cells (ran $ran)" \
   [ "$ran" = $((8 - done_before)) ]
+# shellcheck disable=SC2046 # the paths hold no blanks
 check "--resume left the finished cells alone" \
   cmp -s "$T/done-before.stat" <(stat -c '%n %i %Y' $(cut -d' ' -f1 "$T/done-before.stat"))
 check "summary.txt, summary.json and results.xml agree (clean campaign)" \

@@ -33,6 +33,7 @@ slurm_stop () {
     kill -KILL "$p" 2>/dev/null || true
   done
 }
+# shellcheck disable=SC2154 # st is set inside the trap
 trap 'st=$?; slurm_stop; (exit $st); t_cleanup' EXIT
 
 free_port () { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
