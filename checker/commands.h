@@ -16,5 +16,6 @@ int wt_cmd_replay (int argc, char **argv);
 int wt_cmd_crash (int argc, char **argv);
 int wt_cmd_export (int argc, char **argv);
 int wt_cmd_import (int argc, char **argv);
+int wt_cmd_campaign (int argc, char **argv);
 
 #endif

@@ -19,6 +19,7 @@ static const struct wt_command wt_commands[] = {
   { "export", wt_cmd_export, "write a log in dm-log-writes format" },
   { "import", wt_cmd_import, "read a dm-log-writes log (Linux, QEMU blklogwrites) into a wtrack log" },
   { "crash", wt_cmd_crash, "check every disk a crash could have left (prefix and reordered states)" },
+  { "campaign", wt_cmd_campaign, "expand a campaign into cells; collect their results (scripts/wtrack-campaign)" },
   { NULL, NULL, NULL },
 };
 

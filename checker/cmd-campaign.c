@@ -1,0 +1,122 @@
+/* wtrack campaign: expand a campaign into cells, collect their results.
+ * scripts/wtrack-campaign runs the cells in between (locally or on Slurm). */
+#include <stdio.h>
+#include <string.h>
+
+#include <glib.h>
+
+#include "campaign.h"
+#include "commands.h"
+
+static void
+wtc_print_cells (GPtrArray *cells)
+{
+  for (guint i = 0; i < cells->len; i++) {
+    const struct wtc_cell *cell = g_ptr_array_index (cells, i);
+    printf ("%s  kernel=%s fs=%s variant=%s workload=%s seed=%" G_GUINT64_FORMAT ":", cell->id,
+            cell->kernel, cell->fs, cell->variant ? cell->variant : "-", cell->workload,
+            cell->seed);
+    for (guint j = 0; j < cell->args->len; j++) {
+      g_autofree char *q = g_shell_quote (g_ptr_array_index (cell->args, j));
+      printf (" %s", q);
+    }
+    putchar ('\n');
+  }
+}
+
+static int
+wtc_campaign_expand (int argc, char **argv)
+{
+  struct wtc_campaign_axes axes = { 0 };
+  char *plan = NULL;
+  const GOptionEntry entries[] = {
+    { "kernels", 0, 0, G_OPTION_ARG_STRING, &axes.kernels, "kernel specs (replace the file's)", "'SPEC...'" },
+    { "fs", 0, 0, G_OPTION_ARG_STRING, &axes.fs, "filesystems", "'FS...'" },
+    { "workloads", 0, 0, G_OPTION_ARG_STRING, &axes.workloads, "workloads", "'NAME...'" },
+    { "seeds", 0, 0, G_OPTION_ARG_STRING, &axes.seeds, "seeds and ranges (1-50)", "'N...'" },
+    { "set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &axes.set, "a [campaign] option (repeatable)", "KEY=VALUE" },
+    { "plan", 0, 0, G_OPTION_ARG_FILENAME, &plan, "write the plan (tab-separated) to FILE, - for stdout", "FILE" },
+    { NULL, 0, 0, 0, NULL, NULL, NULL },
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("[CAMPAIGN]");
+  g_autoptr (GError) error = NULL;
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_option_context_set_summary (ctx, "Print the cells of a campaign, one a line, with their ids.");
+  g_option_context_set_description (ctx,
+    "CAMPAIGN is a key file (doc/design.md, \"Campaigns\"); without it the axes\n"
+    "come from the options (defaults: debian:bookworm, ext4, linus2006, seed 1).\n"
+    "A cell's id is made of its kernel, fs, variant, workload and seed, so it\n"
+    "does not change when axes grow. Exit status: 0, or 2 for a bad campaign.");
+  int status = WT_EXIT_ERROR;
+  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+    fprintf (stderr, "wtrack campaign expand: %s\n", error->message);
+  else if (argc > 2)
+    fprintf (stderr, "wtrack campaign expand: one campaign file at most\n");
+  else {
+    g_autoptr (wtc_campaign) c = wtc_campaign_load (argc == 2 ? argv[1] : NULL, &axes, &error);
+    if (!c)
+      fprintf (stderr, "wtrack campaign expand: %s\n", error->message);
+    else {
+      g_autoptr (GPtrArray) cells = wtc_campaign_cells (c);
+      if (plan && !wtc_plan_write (cells, plan, &error))
+        fprintf (stderr, "wtrack campaign expand: %s\n", error->message);
+      else {
+        if (!plan)
+          wtc_print_cells (cells);
+        status = WT_EXIT_OK;
+      }
+    }
+  }
+  g_free (axes.kernels);
+  g_free (axes.fs);
+  g_free (axes.workloads);
+  g_free (axes.seeds);
+  g_strfreev (axes.set);
+  g_free (plan);
+  return status;
+}
+
+static int
+wtc_campaign_collect_cmd (int argc, char **argv)
+{
+  gboolean quiet = FALSE;
+  const GOptionEntry entries[] = {
+    { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "do not print summary.txt", NULL },
+    { NULL, 0, 0, 0, NULL, NULL, NULL },
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("DIR");
+  g_autoptr (GError) error = NULL;
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_option_context_set_summary (ctx,
+    "Write DIR/summary.txt, summary.json and results.xml from DIR/plan.tsv and\n"
+    "each DIR/cells/ID/cell.ini, and print summary.txt.");
+  g_option_context_set_description (ctx,
+    "Exit status: 0 every cell that ran is clean, 1 damage found in some cell,\n"
+    "2 a cell could not run (error), or DIR is unreadable.");
+  if (!g_option_context_parse (ctx, &argc, &argv, &error)) {
+    fprintf (stderr, "wtrack campaign collect: %s\n", error->message);
+    return WT_EXIT_ERROR;
+  }
+  if (argc != 2) {
+    fprintf (stderr, "wtrack campaign collect: expected DIR (see --help)\n");
+    return WT_EXIT_ERROR;
+  }
+  return wtc_campaign_collect (argv[1], quiet);
+}
+
+int
+wt_cmd_campaign (int argc, char **argv)
+{
+  if (argc >= 2 && strcmp (argv[1], "expand") == 0)
+    return wtc_campaign_expand (argc - 1, argv + 1);
+  if (argc >= 2 && strcmp (argv[1], "collect") == 0)
+    return wtc_campaign_collect_cmd (argc - 1, argv + 1);
+  FILE *out = argc >= 2 && (strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0)
+                ? stdout : stderr;
+  fprintf (out, "Usage: wtrack campaign expand [CAMPAIGN] [OPTION...]\n"
+                "       wtrack campaign collect DIR\n\n"
+                "The parts of scripts/wtrack-campaign written in C: expand a campaign into\n"
+                "cells with stable ids, and collect the cells' results into summary.txt,\n"
+                "summary.json and results.xml. 'wtrack campaign SUBCOMMAND --help' has more.\n");
+  return out == stdout ? WT_EXIT_OK : WT_EXIT_ERROR;
+}
