@@ -44,6 +44,7 @@ include plugin/plugin.mk
 include guest/guest.mk
 include checker/checker.mk
 include tests/tests.mk
+include tests/fuzz/fuzz.mk
 
 all: $(PROGRAMS)
 
@@ -58,7 +59,7 @@ deps:
 TESTS ?= $(TEST_PROGRAMS) $(sort $(wildcard tests/test-*.sh)) \
 	$(SAN_TEST_PROGRAMS) $(SAN_SHELL_TESTS)
 check: deps
-	$(MAKE) all asan $(TEST_PROGRAMS) $(TEST_HELPERS) $(SAN_SHELL_TESTS)
+	$(MAKE) all asan fuzz-build $(TEST_PROGRAMS) $(TEST_HELPERS) $(SAN_SHELL_TESTS)
 	prove -f $(PROVE_FLAGS) $(TESTS)
 
 # The default scenario: Linus's 2006 reproducer on ext4 with his VM
@@ -93,3 +94,4 @@ help:
 	@echo "make check   set up, build, run every test under prove"
 	@echo "make bench   compare the plugin with nbdkit file (scripts/bench)"
 	@echo "make asan    the sanitized wtrack, plugin and unit tests (*-asan)"
+	@echo "make fuzz    every libFuzzer harness for FUZZ_SECONDS (default 180)"
