@@ -46,7 +46,7 @@ chmod +x "$work/bin/nbdkit"
 export PATH=$work/bin:$PATH
 # abort_on_error=0 with a distinct exitcode: a report never looks like one
 # of wtrack's own statuses (0, 1, 2), and the log files say it anyway.
-export ASAN_OPTIONS=log_path=$work/reports/asan:exitcode=99:detect_stack_use_after_return=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}
+export ASAN_OPTIONS=log_path=$work/reports/asan:exitcode=99:detect_stack_use_after_return=1:fast_unwind_on_malloc=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}
 export UBSAN_OPTIONS=log_path=$work/reports/ubsan:print_stacktrace=1:halt_on_error=1:exitcode=99${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}
 
 "$test"
