@@ -314,7 +314,8 @@ wtc_point_print (FILE *out, const struct wtc_point *p, bool notime)
              p->seq, t, "FUA", opt, wtlog_type_name (p->type), p->offset, p->length);
   }
   else {
-    g_autofree char *label = g_strescape (g_strchomp (g_strdup (p->label)), NULL);
+    g_autofree char *chomped = g_strchomp (g_strdup (p->label));
+    g_autofree char *label = g_strescape (chomped, NULL);
     g_autofree char *quoted = g_shell_quote (label);
     fprintf (out, "%10" PRIu64 " %14s %-5s ", p->seq, t, "MARK");
     if (p->flush_number == 0)

@@ -13,9 +13,13 @@ common/%.o: common/%.c $(COMMON_HDRS) config.mk
 common/%.pic.o: common/%.c $(COMMON_HDRS) config.mk
 	$(CC) $(ALL_CFLAGS) -fPIC -c $< -o $@
 
+common/%.asan.o: common/%.c $(COMMON_HDRS) config.mk
+	$(CC) $(SAN_CFLAGS) -c $< -o $@
+
 # Only this file may use AVX2; sector-hash.c calls it where the CPU has it.
 ifeq ($(shell uname -m),x86_64)
 common/sector-hash-avx2.o common/sector-hash-avx2.pic.o: ALL_CFLAGS += -mavx2
+common/sector-hash-avx2.asan.o: SAN_CFLAGS += -mavx2
 endif
 
 common/libwtcommon.a: $(COMMON_OBJS)
@@ -24,4 +28,7 @@ common/libwtcommon.a: $(COMMON_OBJS)
 common/libwtcommon-pic.a: $(COMMON_PIC_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
-CLEAN_FILES += common/libwtcommon.a common/libwtcommon-pic.a
+common/libwtcommon-asan.a: $(COMMON_SRCS:.c=.asan.o)
+	rm -f $@ && ar rcs $@ $^
+
+CLEAN_FILES += common/libwtcommon.a common/libwtcommon-pic.a common/libwtcommon-asan.a

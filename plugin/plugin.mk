@@ -15,6 +15,16 @@ plugin/nbdkit-wtrack-plugin.so: $(PLUGIN_OBJS) common/libwtcommon-pic.a
 	$(CC) $(ALL_CFLAGS) -shared -fPIC $(PLUGIN_OBJS) common/libwtcommon-pic.a \
 	  -lpthread -lm -o $@
 
+# The sanitized plugin (see SAN_CFLAGS in the Makefile). nbdkit itself is
+# not sanitized: run it with gcc's libasan.so in LD_PRELOAD (tests/asan-run.sh).
+SAN_PROGRAMS += plugin/nbdkit-wtrack-plugin-asan.so
+plugin/%.asan.o: plugin/%.c $(PLUGIN_HDRS) $(COMMON_HDRS) config.mk
+	$(CC) $(SAN_CFLAGS) $(NBDKIT_CFLAGS) -Wno-unused-parameter -fvisibility=hidden \
+	  -DWTP_VERSION='"$(or $(WT_VERSION),0.1)"' -c $< -o $@
+
+plugin/nbdkit-wtrack-plugin-asan.so: $(PLUGIN_SRCS:.c=.asan.o) common/libwtcommon-asan.a
+	$(CC) $(SAN_CFLAGS) -shared $^ -lpthread -lm -o $@
+
 ifneq ($(shell command -v pod2man 2>/dev/null),)
 PROGRAMS += plugin/nbdkit-wtrack-plugin.1
 plugin/nbdkit-wtrack-plugin.1: plugin/nbdkit-wtrack-plugin.pod

@@ -7,13 +7,16 @@
 #   ok "something that was checked by hand"; not_ok "what failed"
 #   done_testing                      # exit status: 1 if anything failed
 #
-# Variables: TOP (the repo), WTRACK, PLUGIN, GUEST (built programs),
+# Variables: TOP (the repo), WTRACK, PLUGIN (both overridable from the
+# environment), GUEST (built programs),
 # T (a private temp dir, removed at exit unless KEEP_TEST_DIRS=1).
 
 set -u
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-WTRACK=$TOP/checker/wtrack
-PLUGIN=$TOP/plugin/nbdkit-wtrack-plugin.so
+# WTRACK and PLUGIN may come from the environment: tests/asan-run.sh runs
+# the tests with the sanitized builds.
+WTRACK=${WTRACK:-$TOP/checker/wtrack}
+PLUGIN=${PLUGIN:-$TOP/plugin/nbdkit-wtrack-plugin.so}
 GUEST=$TOP/guest/wtrack-guest
 export PATH=$PATH:/usr/sbin:/sbin
 

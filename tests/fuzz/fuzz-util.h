@@ -1,0 +1,42 @@
+/* Shared by the libFuzzer harnesses (tests/fuzz/fuzz-*.c).
+ *
+ * Every format checks CRC32C checksums before (or after) its fields, so
+ * random mutations rarely get past them. Each harness therefore reads the
+ * input twice: as it is (the checksum checks), and with every checksum that
+ * can be located recomputed (the field checks behind them). */
+#ifndef WTFZ_FUZZ_UTIL_H
+#define WTFZ_FUZZ_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A memfd holding data, and its path (/proc/self/fd/N) for readers that
+ * open a path. The descriptor is reused from call to call. */
+const char *wtfz_file (int slot, const uint8_t *data, size_t len);
+
+/* A malloc'ed copy of data with its checksums recomputed; false (and no
+ * copy) when none could be located or none changed. */
+bool wtfz_repaired_wtlog (const uint8_t *data, size_t len, uint8_t **out);
+bool wtfz_repaired_channel (const uint8_t *data, size_t len, uint8_t **out);
+bool wtfz_repaired_manifests (const uint8_t *data, size_t len, uint8_t **out);
+
+/* In place, for the harnesses that repair several parts. */
+void wtfz_repair_wtlog (uint8_t *buf, size_t len);
+void wtfz_repair_channel (uint8_t *buf, size_t len);
+void wtfz_repair_manifests (uint8_t *buf, size_t len);
+
+/* fuzz-check's input: the log, the channel and the disk image, separated
+ * by WTFZ_SEP (a missing part is empty). */
+#define WTFZ_SEP "\n--wtrack-fuzz--\n"
+#define WTFZ_SEP_LEN 17
+struct wtfz_part {
+  const uint8_t *p;
+  size_t len;
+};
+void wtfz_split (const uint8_t *data, size_t len, struct wtfz_part parts[3]);
+
+/* Reads every byte of p[0..len) so ASan checks the whole range. */
+void wtfz_touch (const void *p, size_t len);
+
+#endif
