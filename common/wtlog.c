@@ -398,12 +398,10 @@ wtlog_reader_open (const char *path, struct wtlog_header *h, char *err,
 {
   struct wtlog_reader *r = calloc (1, sizeof *r);
   char herr[200];
-  if (!r || !(r->path = strdup (path))
-      || !(r->buf = malloc (WTLOG_READ_CHUNK))) {
+  if (!r || !(r->path = strdup (path))) {
     wtlog_fail (err, errlen, "malloc: %m");
     goto fail;
   }
-  r->cap = WTLOG_READ_CHUNK;
   r->fd = wt_open_input (path, O_RDONLY | O_CLOEXEC, err, errlen);
   if (r->fd < 0)
     goto fail;
@@ -413,6 +411,15 @@ wtlog_reader_open (const char *path, struct wtlog_header *h, char *err,
     goto fail_fd;
   }
   r->st.file_size = (uint64_t) size;
+  /* A small log gets a small buffer: opening many small logs (crash
+   * states, the fuzzers) should not cost a 4 MiB allocation each. */
+  r->cap = r->st.file_size < WTLOG_READ_CHUNK ? (size_t) r->st.file_size : WTLOG_READ_CHUNK;
+  if (r->cap < WTLOG_HEADER_SIZE)
+    r->cap = WTLOG_HEADER_SIZE;
+  if (!(r->buf = malloc (r->cap))) {
+    wtlog_fail (err, errlen, "malloc: %m");
+    goto fail_fd;
+  }
   posix_fadvise (r->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   ssize_t got = wtlog_reader_fill (r, WTLOG_HEADER_SIZE);
   if (got < 0) {
