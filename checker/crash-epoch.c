@@ -43,7 +43,7 @@ wtc_epoch_add (GArray *epoch, const struct wtlog_record *rec)
 }
 
 bool
-wtc_epoch_apply (struct wtc_target *t, const struct wtc_epoch_write *w,
+wtc_epoch_apply (struct wt_image *t, const struct wtc_epoch_write *w,
                  GArray *undo, GError **error)
 {
   if (undo) {
@@ -60,7 +60,7 @@ wtc_epoch_apply (struct wtc_target *t, const struct wtc_epoch_write *w,
 }
 
 bool
-wtc_undo_all (struct wtc_target *t, GArray *undo, GError **error)
+wtc_undo_all (struct wt_image *t, GArray *undo, GError **error)
 {
   for (guint i = undo->len; i-- > 0;) {
     const struct wtc_undo *u = &g_array_index (undo, struct wtc_undo, i);

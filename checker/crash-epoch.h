@@ -30,9 +30,9 @@ GArray *wtc_undo_new (void);
 void wtc_epoch_add (GArray *epoch, const struct wtlog_record *rec);
 
 /* Applies w to t, first pushing what it overwrites onto undo (if not NULL). */
-bool wtc_epoch_apply (struct wtc_target *t, const struct wtc_epoch_write *w,
+bool wtc_epoch_apply (struct wt_image *t, const struct wtc_epoch_write *w,
                       GArray *undo, GError **error);
 /* Puts every range of undo back, newest first, and empties it. */
-bool wtc_undo_all (struct wtc_target *t, GArray *undo, GError **error);
+bool wtc_undo_all (struct wt_image *t, GArray *undo, GError **error);
 
 #endif
