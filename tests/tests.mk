@@ -25,3 +25,8 @@ TEST_HELPERS += tests/tools/mkbigrun
 # Checkpoint manifests read independently of wtrack, and a log with one
 # sector's writes left out (the replay and crash run tests).
 TEST_HELPERS += tests/tools/ckptfiles tests/tools/dropwrites
+
+# The plugin's index, built from its source (it needs no nbdkit).
+tests/unit/test-index: plugin/index.c plugin/index.h
+tests/unit/test-index: tests/unit/test-index.c tests/unit/tap.h
+	$(CC) $(ALL_CFLAGS) -I tests/unit $< plugin/index.c -lpthread -o $@
