@@ -256,7 +256,8 @@ wt_cmd_check (int argc, char **argv)
     .warnings = g_ptr_array_new_with_free_func (g_free),
     .marks = g_array_new (FALSE, FALSE, sizeof (struct wtc_mark)),
   };
-  int status = o.no_manifest ? wtc_check_no_manifest (&c, &o) : wtc_check_run (&c, &o);
+  int status = !wtc_store_log_applied ("wtrack check", log, image) ? WT_EXIT_ERROR
+    : o.no_manifest ? wtc_check_no_manifest (&c, &o) : wtc_check_run (&c, &o);
   wtc_check_clear (&c);
   return status;
 }
