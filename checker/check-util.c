@@ -290,3 +290,34 @@ wtc_image_close (struct wtc_image *img)
   g_free (img->path);
   g_free (img);
 }
+
+bool
+wtc_store_log_applied (const char *cmd, const char *log, const char *image)
+{
+  char err[512];
+  struct wtlog_header h;
+  struct wtlog_record rec;
+  struct wtlog_reader *r = wtlog_reader_open (log, &h, err, sizeof err);
+  if (!r)
+    return true;                /* the command's own reading says why */
+  bool closed = true;
+  if (h.flags & WTLOG_H_STORE) {
+    while (wtlog_reader_next (r, &rec) == 0)
+      ;
+    closed = wtlog_reader_status (r)->closed;
+  }
+  wtlog_reader_close (r);
+  if (closed)
+    return true;
+  g_autofree char *qlog = g_shell_quote (log);
+  g_autofree char *qimage = g_shell_quote (image);
+  g_autofree char *replayed = g_strconcat (image, ".replayed", NULL);
+  g_autofree char *qreplayed = g_shell_quote (replayed);
+  fprintf (stderr, "%s: %s: recorded with the log as the store (data=on) and "
+           "not closed: nbdkit stopped before it applied the log, so %s is the "
+           "disk as it was at the start of the run (or partly updated)\n"
+           "%s: make the disk after the run with: wtrack replay %s --base %s "
+           "--out %s; then give it as the image (--image %s)\n",
+           cmd, log, image, cmd, qlog, qimage, qreplayed, qreplayed);
+  return false;
+}

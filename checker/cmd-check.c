@@ -278,7 +278,8 @@ wt_cmd_check (int argc, char **argv)
     .marks = g_array_new (FALSE, FALSE, sizeof (struct wtc_mark)),
     .mapped = g_array_new (FALSE, FALSE, sizeof (struct wtc_segment)),
   };
-  int status = o.no_manifest ? wtc_check_no_manifest (&c, &o) : wtc_check_run (&c, &o);
+  int status = !wtc_store_log_applied ("wtrack check", log, image) ? WT_EXIT_ERROR
+    : o.no_manifest ? wtc_check_no_manifest (&c, &o) : wtc_check_run (&c, &o);
   wtc_check_clear (&c);
   return status;
 }

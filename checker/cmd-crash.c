@@ -55,7 +55,7 @@ struct wtc_crash_state {
 struct wtc_crash {
   const struct wtc_crash_opts *o;
   char *dir;                    /* RUN_DIR/crash */
-  struct wtc_target *scratch;
+  struct wt_image *scratch;
   struct wtc_oracle *oracle;    /* NULL: no channel */
   struct wtc_jobs *jobs;
   /* Only --reorder keeps the epoch's writes and what they overwrote; the

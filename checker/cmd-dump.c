@@ -31,6 +31,8 @@ wtc_dump_header_text (const char *path, const struct wtlog_header *h)
     strcat (flags, "DATA");
   if (h->flags & WTLOG_H_NOTIME)
     strcat (flags, flags[0] ? ",NOTIME" : "NOTIME");
+  if (h->flags & WTLOG_H_STORE)
+    strcat (flags, flags[0] ? ",STORE" : "STORE");
   printf ("# %s\n", path);
   printf ("# wtlog v%" PRIu32 " disk=%" PRIu64 " channel=%" PRIu64 " flags=%s creator=%s run=%s start=%s\n",
           h->version, h->disk_size, h->channel_size, flags[0] ? flags : "-",
@@ -101,6 +103,8 @@ wtc_dump_header_json (const struct wtlog_header *h)
   printf ("%s", (h->flags & WTLOG_H_DATA) ? "\"DATA\"" : "");
   printf ("%s", (h->flags & WTLOG_H_NOTIME)
           ? ((h->flags & WTLOG_H_DATA) ? ",\"NOTIME\"" : "\"NOTIME\"") : "");
+  printf ("%s", (h->flags & WTLOG_H_STORE)
+          ? ((h->flags & (WTLOG_H_DATA | WTLOG_H_NOTIME)) ? ",\"STORE\"" : "\"STORE\"") : "");
   printf ("],\"creator\":");
   wtc_json_str (stdout, h->creator);
   printf (",\"run_id\":\"%s\",\"start_realtime_ns\":%" PRIu64

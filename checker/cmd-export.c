@@ -31,7 +31,7 @@ struct wtc_export {
   const char *log;
   struct wtc_dmlog_writer *w;
   GHashTable *marks;            /* CHANNEL seq -> GPtrArray of labels */
-  struct wtc_target *scratch;   /* with --base: the disk so far */
+  struct wt_image *scratch;     /* with --base: the disk so far */
   unsigned char *edges;         /* an edge sector read back (unaligned records) */
   uint64_t dropped_failed, marks_written, rewritten;
 };
@@ -226,12 +226,12 @@ wtc_export_record (struct wtc_export *x, const struct wtlog_record *rec,
 }
 
 /* The scratch disk lives beside OUT, unlinked at once. */
-static struct wtc_target *
+static struct wt_image *
 wtc_export_scratch (const char *out, const char *base, uint64_t disk_size,
                     GError **error)
 {
   g_autofree char *path = g_strdup_printf ("%s.scratch-%d", out, (int) getpid ());
-  struct wtc_target *t = wtc_target_create (path, disk_size, disk_size, error);
+  struct wt_image *t = wtc_target_create (path, disk_size, disk_size, error);
   if (!t)
     return NULL;
   unlink (path);

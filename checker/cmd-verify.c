@@ -49,6 +49,8 @@ wtc_verify (const char *log, const char *image)
   g_autoptr (GError) error = NULL;
   struct wtlog_header h;
   struct wtlog_status st;
+  if (!wtc_store_log_applied ("wtrack verify", log, image))
+    return WT_EXIT_ERROR;
   g_autoptr (wtc_lastmap) map = wtc_lastmap_from_log (log, &h, &st, NULL, &error);
   if (!map) {
     fprintf (stderr, "wtrack verify: %s\n", error->message);

@@ -144,7 +144,7 @@ wtc_fd_pwrite (int fd, const char *name, const void *buf, size_t len, uint64_t a
 /* How many bytes from offset (up to length) are a hole of the file t:
  * they need not be read to be undone. */
 static uint64_t
-wtc_undo_hole (struct wtc_target *t, uint64_t offset, uint64_t length)
+wtc_undo_hole (struct wt_image *t, uint64_t offset, uint64_t length)
 {
   if (t->blockdev)
     return 0;
@@ -156,7 +156,7 @@ wtc_undo_hole (struct wtc_target *t, uint64_t offset, uint64_t length)
 
 /* The old bytes of [offset, offset+length) of t, a chunk at a time. */
 bool
-wtc_undo_save (struct wtc_undo *u, struct wtc_target *t, uint64_t offset,
+wtc_undo_save (struct wtc_undo *u, struct wt_image *t, uint64_t offset,
                uint64_t length, GError **error)
 {
   while (length > 0) {
@@ -187,7 +187,7 @@ wtc_undo_save (struct wtc_undo *u, struct wtc_target *t, uint64_t offset,
 }
 
 static bool
-wtc_epoch_copy_data (struct wtc_target *t, int log_fd, const struct wtc_epoch_write *w,
+wtc_epoch_copy_data (struct wt_image *t, int log_fd, const struct wtc_epoch_write *w,
                      unsigned char *buf, GError **error)
 {
   for (uint64_t done = 0; done < w->length;) {
@@ -201,7 +201,7 @@ wtc_epoch_copy_data (struct wtc_target *t, int log_fd, const struct wtc_epoch_wr
 }
 
 bool
-wtc_epoch_apply (struct wtc_target *t, int log_fd, const struct wtc_epoch_write *w,
+wtc_epoch_apply (struct wt_image *t, int log_fd, const struct wtc_epoch_write *w,
                  struct wtc_undo *undo, GError **error)
 {
   if (undo && !wtc_undo_save (undo, t, w->offset, w->length, error))
@@ -214,7 +214,7 @@ wtc_epoch_apply (struct wtc_target *t, int log_fd, const struct wtc_epoch_write 
 }
 
 bool
-wtc_undo_all (struct wtc_target *t, struct wtc_undo *u, GError **error)
+wtc_undo_all (struct wt_image *t, struct wtc_undo *u, GError **error)
 {
   for (guint i = u->pieces->len; i-- > 0;) {
     const struct wtc_undo_piece *p = &g_array_index (u->pieces, struct wtc_undo_piece, i);

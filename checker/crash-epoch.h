@@ -37,14 +37,14 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (wtc_undo, wtc_undo_free)
 guint wtc_undo_writes (const struct wtc_undo *u);
 
 /* Pushes the old bytes of [offset, offset+length) of t. */
-bool wtc_undo_save (struct wtc_undo *u, struct wtc_target *t, uint64_t offset,
+bool wtc_undo_save (struct wtc_undo *u, struct wt_image *t, uint64_t offset,
                     uint64_t length, GError **error);
 /* Applies w to t, its data read from log_fd (the log's file) in bounded
  * chunks, first pushing what it overwrites onto undo (if not NULL). */
-bool wtc_epoch_apply (struct wtc_target *t, int log_fd, const struct wtc_epoch_write *w,
+bool wtc_epoch_apply (struct wt_image *t, int log_fd, const struct wtc_epoch_write *w,
                       struct wtc_undo *undo, GError **error);
 /* Puts every range of undo back, newest first, and empties it. */
-bool wtc_undo_all (struct wtc_target *t, struct wtc_undo *undo, GError **error);
+bool wtc_undo_all (struct wt_image *t, struct wtc_undo *undo, GError **error);
 /* Forgets what undo holds (the epoch is over). */
 void wtc_undo_clear (struct wtc_undo *u);
 

@@ -17,7 +17,7 @@ struct wtc_range {
 };
 
 struct wtc_job {
-  struct wtc_target *img;       /* the scratch image itself with one job */
+  struct wt_image *img;       /* the scratch image itself with one job */
   bool own_img;
   GArray *dirty;                /* struct wtc_range the scratch changed since */
   pid_t pid;                    /* 0: idle */
@@ -25,7 +25,7 @@ struct wtc_job {
 };
 
 struct wtc_jobs {
-  struct wtc_target *scratch;
+  struct wt_image *scratch;
   char *cmd;
   wtc_job_done done;
   void *data;
@@ -88,7 +88,7 @@ wtc_job_make_copy (struct wtc_jobs *j, struct wtc_job *job, const char *dir,
 }
 
 struct wtc_jobs *
-wtc_jobs_new (struct wtc_target *scratch, const char *dir, const char *cmd,
+wtc_jobs_new (struct wt_image *scratch, const char *dir, const char *cmd,
               guint njobs, wtc_job_done done, void *data, GError **error)
 {
   struct wtc_jobs *j = g_new0 (struct wtc_jobs, 1);
@@ -184,7 +184,7 @@ wtc_range_cmp (gconstpointer a, gconstpointer b)
 }
 
 static bool
-wtc_copy_range_from (struct wtc_target *to, struct wtc_target *from,
+wtc_copy_range_from (struct wt_image *to, struct wt_image *from,
                      uint64_t offset, uint64_t length, unsigned char *buf,
                      GError **error)
 {

@@ -20,7 +20,7 @@ struct wtc_jobs;
 typedef void (*wtc_job_done) (void *data, guint state, int status);
 
 /* scratch must outlive the jobs; its changes are watched from here on. */
-struct wtc_jobs *wtc_jobs_new (struct wtc_target *scratch, const char *dir,
+struct wtc_jobs *wtc_jobs_new (struct wt_image *scratch, const char *dir,
                                const char *cmd, guint njobs, wtc_job_done done,
                                void *data, GError **error);
 /* Starts the check of the scratch image as it is now, output to log_path;

@@ -306,7 +306,7 @@ wtc_verdict_note_bad (struct wtc_data_verdict *v, const char *path,
 }
 
 static bool
-wtc_probe_check (const struct wtc_probe *p, struct wtc_target *img,
+wtc_probe_check (const struct wtc_probe *p, struct wt_image *img,
                  unsigned char *buf, struct wtc_data_verdict *v, GError **error)
 {
   for (uint64_t done = 0; done < p->count;) {
@@ -326,7 +326,7 @@ wtc_probe_check (const struct wtc_probe *p, struct wtc_target *img,
 }
 
 bool
-wtc_oracle_check (const struct wtc_oracle *o, struct wtc_target *img,
+wtc_oracle_check (const struct wtc_oracle *o, struct wt_image *img,
                   uint64_t seq, struct wtc_data_verdict *v, GError **error)
 {
   memset (v, 0, sizeof *v);

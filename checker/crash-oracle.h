@@ -54,7 +54,7 @@ guint wtc_oracle_checkpoints (const struct wtc_oracle *o);
  * last checkpoint whose MARK is at or before seq (none with o NULL: the
  * verdict's checkpoint is 0). v->runs is allocated here; release with
  * wtc_data_verdict_clear. */
-bool wtc_oracle_check (const struct wtc_oracle *o, struct wtc_target *img,
+bool wtc_oracle_check (const struct wtc_oracle *o, struct wt_image *img,
                        uint64_t seq, struct wtc_data_verdict *v, GError **error);
 void wtc_data_verdict_clear (struct wtc_data_verdict *v);
 

@@ -76,15 +76,43 @@ wtc_stats_note (struct wtc_replay_stats *st, const struct wtlog_record *rec)
     st->zeroes++;
 }
 
+struct wtc_replay_loop {
+  const struct wtc_stop *stop;
+  struct wtc_replay_stats *st;
+  struct wtc_progress *bar;
+};
+
+static bool
+wtc_replay_stop_before (void *ctx, const struct wtlog_record *rec)
+{
+  struct wtc_replay_loop *l = ctx;
+  return l->stop->kind == WTC_STOP_TIME && rec->t_end > l->stop->value;
+}
+
+static bool
+wtc_replay_stop_after (void *ctx, const struct wtlog_record *rec)
+{
+  struct wtc_replay_loop *l = ctx;
+  wtc_stats_note (l->st, rec);
+  if ((l->st->records & 63) == 0)
+    wtc_progress_draw (l->bar, rec->log_offset, false);
+  return wtc_stop_after (l->stop, rec, l->st);
+}
+
 bool
-wtc_replay_apply (struct wtc_target *t, struct wtlog_reader *r,
+wtc_replay_apply (struct wt_image *t, struct wtlog_reader *r,
                   const struct wtc_stop *stop, bool progress,
                   struct wtc_replay_stats *st, GError **error)
 {
   struct wtlog_record rec = { 0 };
+  char err[512];
   struct wtc_progress bar = {
     .on = progress, .total = wtlog_reader_status (r)->file_size,
     .started = g_get_monotonic_time (),
+  };
+  struct wtc_replay_loop loop = { stop, st, &bar };
+  struct wt_apply_hooks hooks = {
+    wtc_replay_stop_before, wtc_replay_stop_after, &loop,
   };
   bar.drawn = bar.started;
   memset (st, 0, sizeof *st);
@@ -92,21 +120,12 @@ wtc_replay_apply (struct wtc_target *t, struct wtlog_reader *r,
     st->reached = true;
     return true;
   }
-  while (wtlog_reader_next (r, &rec) == 0) {
-    if (stop->kind == WTC_STOP_TIME && rec.t_end > stop->value) {
-      st->reached = true;
-      break;
-    }
-    if (!wtc_target_apply (t, &rec, error))
-      return false;
-    wtc_stats_note (st, &rec);
-    if ((st->records & 63) == 0)
-      wtc_progress_draw (&bar, rec.log_offset, false);
-    if (wtc_stop_after (stop, &rec, st)) {
-      st->reached = true;
-      break;
-    }
+  int status = wt_image_apply_log (t, r, &hooks, &rec, err, sizeof err);
+  if (status == -1) {
+    g_set_error (error, WTC_ERROR, 0, "%s", err);
+    return false;
   }
+  st->reached = status == 1;
   wtc_progress_draw (&bar, st->reached ? rec.log_offset + rec.size
                      : wtlog_reader_status (r)->file_size, true);
   /* A time past the end of a whole log is its final state. */

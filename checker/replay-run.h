@@ -37,7 +37,7 @@ struct wtc_replay_stats {
 /* Applies the reader's records to t until the stop point, the end of the
  * log, or a torn record. Returns false on an error applying a record; a
  * torn log is not an error here (the reader's status says so). */
-bool wtc_replay_apply (struct wtc_target *t, struct wtlog_reader *r,
+bool wtc_replay_apply (struct wt_image *t, struct wtlog_reader *r,
                        const struct wtc_stop *stop, bool progress,
                        struct wtc_replay_stats *st, GError **error);
 

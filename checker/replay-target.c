@@ -15,15 +15,12 @@
 #include "fileio.h"
 #include "sector-hash.h"
 
-#define WTC_SECTOR_MASK ((uint64_t) WT_SECTOR_SIZE - 1)
-
 #define WTC_COPY_CHUNK (8u << 20)
-#define WTC_ZERO_CHUNK (1u << 20)
 
-static struct wtc_target *
+static struct wt_image *
 wtc_target_new (int fd, const char *path, bool blockdev, uint64_t size)
 {
-  struct wtc_target *t = g_new0 (struct wtc_target, 1);
+  struct wt_image *t = g_new0 (struct wt_image, 1);
   t->fd = fd;
   t->path = g_strdup (path);
   t->blockdev = blockdev;
@@ -53,7 +50,7 @@ wtc_same_file (const char *a, const char *b)
   return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-struct wtc_target *
+struct wt_image *
 wtc_target_create (const char *path, uint64_t size, uint64_t min_size,
                    GError **error)
 {
@@ -90,7 +87,7 @@ wtc_target_create (const char *path, uint64_t size, uint64_t min_size,
   return wtc_target_new (fd, path, false, size);
 }
 
-struct wtc_target *
+struct wt_image *
 wtc_target_open (const char *path, GError **error)
 {
   struct stat st;
@@ -110,7 +107,7 @@ wtc_target_open (const char *path, GError **error)
 }
 
 void
-wtc_target_close (struct wtc_target *t)
+wtc_target_close (struct wt_image *t)
 {
   if (!t)
     return;
@@ -120,30 +117,7 @@ wtc_target_close (struct wtc_target *t)
 }
 
 bool
-wtc_target_write (struct wtc_target *t, uint64_t offset, const void *buf,
-                  uint64_t len, GError **error)
-{
-  const char *p = buf;
-  if (t->changed)
-    t->changed (t->changed_data, offset, len);
-  while (len > 0) {
-    ssize_t n = pwrite (t->fd, p, len, (off_t) offset);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0) {
-      g_set_error (error, WTC_ERROR, 0, "write: %s at byte %" PRIu64 ": %s",
-                   t->path, offset, n < 0 ? g_strerror (errno) : "no progress");
-      return false;
-    }
-    p += n;
-    offset += (uint64_t) n;
-    len -= (uint64_t) n;
-  }
-  return true;
-}
-
-bool
-wtc_target_read (struct wtc_target *t, uint64_t offset, void *buf,
+wtc_target_read (struct wt_image *t, uint64_t offset, void *buf,
                  uint64_t len, GError **error)
 {
   char *p = buf;
@@ -168,63 +142,8 @@ wtc_target_read (struct wtc_target *t, uint64_t offset, void *buf,
   return true;
 }
 
-static bool
-wtc_target_write_zeroes (struct wtc_target *t, uint64_t offset, uint64_t len,
-                         GError **error)
-{
-  static const char zeroes[WTC_ZERO_CHUNK];
-  while (len > 0) {
-    uint64_t n = MIN (len, (uint64_t) sizeof zeroes);
-    if (!wtc_target_write (t, offset, zeroes, n, error))
-      return false;
-    offset += n;
-    len -= n;
-  }
-  return true;
-}
-
-/* BLKZEROOUT takes whole sectors; the unaligned edges are written. */
-static bool
-wtc_target_zero_blockdev (struct wtc_target *t, uint64_t offset, uint64_t len,
-                          GError **error)
-{
-  uint64_t first = (offset + WTC_SECTOR_MASK) & ~WTC_SECTOR_MASK;
-  uint64_t end = offset + len;
-  uint64_t last = end & ~WTC_SECTOR_MASK;
-  if (first >= last)
-    return wtc_target_write_zeroes (t, offset, len, error);
-  if (!wtc_target_write_zeroes (t, offset, first - offset, error)
-      || !wtc_target_write_zeroes (t, last, end - last, error))
-    return false;
-  uint64_t range[2] = { first, last - first };
-  if (ioctl (t->fd, BLKZEROOUT, range) == 0)
-    return true;
-  return wtc_target_write_zeroes (t, first, last - first, error);
-}
-
 bool
-wtc_target_zero (struct wtc_target *t, uint64_t offset, uint64_t len,
-                 GError **error)
-{
-  if (len == 0)
-    return true;
-  if (t->changed)
-    t->changed (t->changed_data, offset, len);
-  if (t->blockdev)
-    return wtc_target_zero_blockdev (t, offset, len, error);
-  if (fallocate (t->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-                 (off_t) offset, (off_t) len) == 0)
-    return true;
-  if (errno != EOPNOTSUPP && errno != ENOSYS) {
-    g_set_error (error, WTC_ERROR, 0, "punch hole: %s at byte %" PRIu64 "+%" PRIu64
-                 ": %s", t->path, offset, len, g_strerror (errno));
-    return false;
-  }
-  return wtc_target_write_zeroes (t, offset, len, error);
-}
-
-bool
-wtc_target_sync (struct wtc_target *t, GError **error)
+wtc_target_sync (struct wt_image *t, GError **error)
 {
   if (fdatasync (t->fd) == -1) {
     g_set_error (error, WTC_ERROR, 0, "fdatasync: %s: %s", t->path, g_strerror (errno));
@@ -243,7 +162,7 @@ wtc_is_zero (const unsigned char *p, size_t n)
 
 /* The portable copy: zero chunks are skipped on a file (they stay holes). */
 static bool
-wtc_copy_by_reads (struct wtc_target *t, int src_fd, const char *src_name,
+wtc_copy_by_reads (struct wt_image *t, int src_fd, const char *src_name,
                    uint64_t from, uint64_t to, GError **error)
 {
   g_autofree unsigned char *buf = g_malloc (WTC_COPY_CHUNK);
@@ -268,7 +187,7 @@ wtc_copy_by_reads (struct wtc_target *t, int src_fd, const char *src_name,
 /* copy_file_range lets the kernel copy (or share) the blocks; where it
  * cannot (devices, other file systems, old kernels) we read and write. */
 static bool
-wtc_copy_range (struct wtc_target *t, int src_fd, const char *src_name,
+wtc_copy_range (struct wt_image *t, int src_fd, const char *src_name,
                 uint64_t from, uint64_t to, GError **error)
 {
   while (from < to) {
@@ -284,7 +203,7 @@ wtc_copy_range (struct wtc_target *t, int src_fd, const char *src_name,
 }
 
 bool
-wtc_target_copy_from (struct wtc_target *t, int src_fd, const char *src_name,
+wtc_target_copy_from (struct wt_image *t, int src_fd, const char *src_name,
                       uint64_t len, GError **error)
 {
   uint64_t pos = 0;
@@ -349,7 +268,7 @@ wtc_base_size (const char *base, uint64_t min_size, uint64_t *size, GError **err
 }
 
 bool
-wtc_target_copy_base (struct wtc_target *t, const char *base, uint64_t min_size,
+wtc_target_copy_base (struct wt_image *t, const char *base, uint64_t min_size,
                       GError **error)
 {
   struct stat bst;
@@ -378,36 +297,43 @@ wtc_target_copy_base (struct wtc_target *t, const char *base, uint64_t min_size,
   return ok;
 }
 
-/* Records. */
+/* Records and writes: common/image-apply.c, with the message as a GError. */
+
+bool
+wtc_target_write (struct wt_image *t, uint64_t offset, const void *buf,
+                  uint64_t len, GError **error)
+{
+  char err[512];
+  if (wt_image_write (t, offset, buf, len, err, sizeof err) == 0)
+    return true;
+  g_set_error (error, WTC_ERROR, 0, "%s", err);
+  return false;
+}
+
+bool
+wtc_target_zero (struct wt_image *t, uint64_t offset, uint64_t len,
+                 GError **error)
+{
+  char err[512];
+  if (wt_image_zero (t, offset, len, err, sizeof err) == 0)
+    return true;
+  g_set_error (error, WTC_ERROR, 0, "%s", err);
+  return false;
+}
 
 bool
 wtc_record_changes_disk (const struct wtlog_record *rec)
 {
-  if (rec->flags & WTLOG_F_FAILED)
-    return false;
-  return rec->type == WTLOG_WRITE || rec->type == WTLOG_ZERO
-    || rec->type == WTLOG_TRIM;
+  return wt_record_changes_disk (rec);
 }
 
 bool
-wtc_target_apply (struct wtc_target *t, const struct wtlog_record *rec,
+wtc_target_apply (struct wt_image *t, const struct wtlog_record *rec,
                   GError **error)
 {
-  if (!wtc_record_changes_disk (rec))
+  char err[512];
+  if (wt_image_apply (t, rec, err, sizeof err) == 0)
     return true;
-  if (rec->offset > t->size || rec->length > t->size - rec->offset) {
-    g_set_error (error, WTC_ERROR, 0, "seq %" PRIu64 ": %s %" PRIu64 "+%" PRIu64
-                 " lies outside %s (%" PRIu64 " bytes)", rec->seq,
-                 wtlog_type_name (rec->type), rec->offset, rec->length, t->path, t->size);
-    return false;
-  }
-  if (rec->type != WTLOG_WRITE)
-    return wtc_target_zero (t, rec->offset, rec->length, error);
-  if (!rec->data) {
-    g_set_error (error, WTC_ERROR, 0, "seq %" PRIu64 ": WRITE %" PRIu64 "+%" PRIu64
-                 " has no data in a log recorded with data", rec->seq,
-                 rec->offset, rec->length);
-    return false;
-  }
-  return wtc_target_write (t, rec->offset, rec->data, rec->length, error);
+  g_set_error (error, WTC_ERROR, 0, "%s", err);
+  return false;
 }

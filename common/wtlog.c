@@ -127,7 +127,7 @@ wtlog_header_decode (const unsigned char buf[WTLOG_HEADER_SIZE],
     return wtlog_fail (err, errlen, "unsupported sector size %" PRIu32 " at byte 16", h->sector_size);
   if (h->hash_id != WT_HASH_XXH3_64)
     return wtlog_fail (err, errlen, "unsupported hash id %" PRIu32 " at byte 20", h->hash_id);
-  if (h->flags & ~(uint32_t) (WTLOG_H_DATA | WTLOG_H_NOTIME))
+  if (h->flags & ~(uint32_t) (WTLOG_H_DATA | WTLOG_H_NOTIME | WTLOG_H_STORE))
     return wtlog_fail (err, errlen, "unknown header flags 0x%" PRIx32 " at byte 24", h->flags);
   return 0;
 }

@@ -49,6 +49,7 @@ enum wtlog_record_flag {
 enum wtlog_header_flag {
   WTLOG_H_DATA = 1,
   WTLOG_H_NOTIME = 2,
+  WTLOG_H_STORE = 4,
 };
 
 /* OPEN records name the export in their offset field. */

@@ -89,7 +89,7 @@ wtp_log_now (void)
 
 /* Maps the largest window the address space allows.  0 or -1 with errno. */
 static int
-wtp_log_map (void)
+wtp_log_map_window (void)
 {
   for (uint64_t w = WTP_LOG_WINDOW_MAX; w >= WTP_LOG_WINDOW_MIN; w /= 2) {
     void *p = mmap (NULL, w, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE,
@@ -131,7 +131,7 @@ wtp_log_create (const char *path, const struct wtlog_header *h)
   wtp_log.start_monotonic_ns = h->start_monotonic_ns;
   wtp_log.pos = wtp_log.written = wtp_log.allocated = WTLOG_HEADER_SIZE;
   wtp_log.page_size = (uint64_t) sysconf (_SC_PAGESIZE);
-  if (wtp_log_map () == -1) {
+  if (wtp_log_map_window () == -1) {
     nbdkit_error ("mmap: log: %s: %m", path);
     return -1;
   }
@@ -293,14 +293,22 @@ wtp_log_advance (void)
     wtp_log.tail = NULL;
 }
 
-void
-wtp_log_commit (struct wtp_slot *slot, struct wtlog_record *rec,
-                const uint64_t *hashes, const void *data)
+uint64_t
+wtp_log_copy_record (struct wtp_slot *slot, struct wtlog_record *rec,
+                     const uint64_t *hashes, const void *data)
 {
   unsigned char fixed[WTLOG_FIXED_SIZE];
   struct iovec iov[4];
   int iovcnt = wtlog_encode (rec, hashes, data, fixed, iov);
   wtp_log_copy (slot, iov, iovcnt);
+  uint64_t nhashes = hashes && wtlog_has_hashes (rec->type, rec->flags)
+    ? wtlog_sectors_touched (rec->offset, rec->length) : 0;
+  return slot->start + WTLOG_FIXED_SIZE + 8 * nhashes;
+}
+
+void
+wtp_log_wait (struct wtp_slot *slot)
+{
   pthread_mutex_lock (&wtp_log.lock);
   slot->copied = true;
   wtp_log_advance ();
@@ -312,6 +320,20 @@ wtp_log_commit (struct wtp_slot *slot, struct wtlog_record *rec,
     pthread_cond_destroy (&slot->cond);
   }
   pthread_mutex_unlock (&wtp_log.lock);
+}
+
+void
+wtp_log_commit (struct wtp_slot *slot, struct wtlog_record *rec,
+                const uint64_t *hashes, const void *data)
+{
+  wtp_log_copy_record (slot, rec, hashes, data);
+  wtp_log_wait (slot);
+}
+
+const unsigned char *
+wtp_log_map (void)
+{
+  return wtp_log.map;
 }
 
 int

@@ -46,6 +46,15 @@ int wtp_log_reserve (struct wtp_slot *slot, struct wtlog_record *rec);
  * reservation. */
 void wtp_log_commit (struct wtp_slot *slot, struct wtlog_record *rec,
                      const uint64_t *hashes, const void *data);
+/* wtp_log_commit in two steps, for a request that must do something
+ * between the copy and the wait (the index update, under the range lock):
+ * the copy returns the log position of the record's data. */
+uint64_t wtp_log_copy_record (struct wtp_slot *slot, struct wtlog_record *rec,
+                              const uint64_t *hashes, const void *data);
+void wtp_log_wait (struct wtp_slot *slot);
+/* The log from byte 0 (its records' data is read from here while the log is
+ * the store); its address never changes until wtp_log_close. */
+const unsigned char *wtp_log_map (void);
 /* Reserve and commit in one step, for records without a range to order. */
 int wtp_log_append (struct wtlog_record *rec, const uint64_t *hashes,
                     const void *data);

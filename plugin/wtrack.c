@@ -17,6 +17,8 @@
 
 #include "crc32c.h"
 #include "faults.h"
+#include "image-apply.h"
+#include "index.h"
 #include "log.h"
 #include "rangelock.h"
 #include "sector-hash.h"
@@ -58,9 +60,22 @@ static char *wtp_faults_path;
 static bool wtp_data;
 static int64_t wtp_channel_size = -1;   /* -1: the channel file's own size */
 static bool wtp_ready;                  /* the log exists */
+/* data=on without faults: the log is the store.  The disk's writes go only
+ * into the log and the index says where each range's bytes are; the image
+ * keeps its content from the start until the unload applies the log. */
+static bool wtp_store_mode;
+static struct wtp_index wtp_index = WTP_INDEX_INIT;
 static uint32_t wtp_last_conn;
 
 static const char wtp_zeroes[WTP_ZERO_CHUNK];
+
+/* Whether the log is e's store (only the disk's: the channel, small and read
+ * by the host after the run, is written through to its file). */
+static bool
+wtp_is_store (const struct wtp_export *e)
+{
+  return e == &wtp_disk && wtp_store_mode;
+}
 
 struct wtp_handle {
   struct wtp_export *exp;
@@ -184,6 +199,18 @@ wtp_open_disk (void)
   return 0;
 }
 
+/* With faults the image must be able to differ from the log (a lie keeps
+ * the old bytes while the log has the new ones): the image is then written
+ * as the requests come, and the log only copies it. */
+static void
+wtp_choose_store_mode (void)
+{
+  wtp_store_mode = wtp_data && wtp_disk.writable && !wtp_faults_any ();
+  nbdkit_debug ("disk: %s", wtp_store_mode
+                ? "the log is the store: the image is written at unload"
+                : "the image is written as requests come");
+}
+
 static int
 wtp_open_channel (void)
 {
@@ -221,8 +248,11 @@ wtp_get_ready (void)
     return -1;
   if (wtp_channel.path && wtp_open_channel () == -1)
     return -1;
+  wtp_choose_store_mode ();
   wtlog_header_init (&h, wtp_disk.size, wtp_channel.path ? wtp_channel.size : 0,
                      wtp_data, "nbdkit-wtrack-plugin " WTP_VERSION);
+  if (wtp_store_mode)
+    h.flags |= WTLOG_H_STORE;
   if (wtp_log_create (wtp_log_path, &h) == -1)
     return -1;
   if (wtp_faults_path && wtp_faults_open (wtp_faults_path) == -1)
@@ -269,11 +299,53 @@ wtp_export_close (struct wtp_export *e)
   e->fd = -1;
 }
 
-/* The final CLOSE (conn 0) marks the log complete. */
+/* The log as the store: its records applied onto the image, in log order,
+ * with replay's code, and the image made durable.  true when done. */
+static bool
+wtp_apply_store (void)
+{
+  char err[512];
+  struct stat st;
+  uint64_t started = wtp_log_now ();
+  struct wtlog_reader *r = wtlog_reader_open (wtp_log_path, NULL, err, sizeof err);
+  if (!r) {
+    nbdkit_error ("apply: %s", err);
+    return false;
+  }
+  struct wt_image img = {
+    .fd = wtp_disk.fd, .path = wtp_disk.path, .size = wtp_disk.size,
+    .blockdev = fstat (wtp_disk.fd, &st) == 0 && S_ISBLK (st.st_mode),
+  };
+  bool ok = wt_image_apply_log (&img, r, NULL, NULL, err, sizeof err) == 0;
+  const struct wtlog_status *ls = wtlog_reader_status (r);
+  if (!ok)
+    nbdkit_error ("apply: log %s onto the disk: %s", wtp_log_path, err);
+  else if (ls->torn) {
+    nbdkit_error ("apply: log %s onto the disk: %s", wtp_log_path, ls->error);
+    ok = false;
+  }
+  else if (fdatasync (wtp_disk.fd) == -1) {
+    nbdkit_error ("fdatasync: disk: %s: %m", wtp_disk.path);
+    ok = false;
+  }
+  else
+    nbdkit_debug ("apply: %" PRIu64 " records onto %s in %.3f s (index: %"
+                  PRIu64 " extents)", ls->records, wtp_disk.path,
+                  (double) (wtp_log_now () - started) / 1e9,
+                  wtp_index_extents (&wtp_index));
+  wtlog_reader_close (r);
+  return ok;
+}
+
+/* The final CLOSE (conn 0) marks the log complete; with the log as the
+ * store it is written only once the image holds the log's writes, so a
+ * closed log always means disk.img is the disk after the run. */
 static void
 wtp_unload (void)
 {
-  if (wtp_ready && !wtp_log_is_broken ()) {
+  bool applied = !wtp_store_mode || (wtp_ready && wtp_apply_store ());
+  wtp_index_free (&wtp_index);
+  if (wtp_ready && applied && !wtp_log_is_broken ()) {
     uint64_t now = wtp_log_now ();
     struct wtlog_record rec = { .type = WTLOG_CLOSE, .t_start = now,
                                 .t_end = now };
@@ -417,6 +489,9 @@ static int
 wtp_can_extents (void *handle)
 {
   struct wtp_handle *h = handle;
+  /* The image's holes say nothing while the log is the store. */
+  if (wtp_is_store (h->exp))
+    return 0;
   off_t r = lseek (h->exp->fd, 0, SEEK_DATA);
   return r >= 0 || errno == ENXIO;
 }
@@ -476,11 +551,31 @@ wtp_pwrite_all (int fd, const void *buf, size_t count, uint64_t offset)
 }
 
 static int
+wtp_read_image (void *ctx, void *buf, size_t count, uint64_t offset)
+{
+  const struct wtp_export *e = ctx;
+  return wtp_pread_all (e->fd, buf, count, offset);
+}
+
+/* What the export holds at [offset, offset+count): with the log as the
+ * store, the index's extents from the log and the rest from the image.
+ * 0 or errno. */
+static int
+wtp_read_current (struct wtp_export *e, void *buf, size_t count,
+                  uint64_t offset)
+{
+  if (!wtp_is_store (e))
+    return wtp_pread_all (e->fd, buf, count, offset);
+  return wtp_index_read (&wtp_index, buf, count, offset, wtp_log_map (),
+                         wtp_read_image, e);
+}
+
+static int
 wtp_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
            uint32_t flags)
 {
   struct wtp_handle *h = handle;
-  int err = wtp_pread_all (h->exp->fd, buf, count, offset);
+  int err = wtp_read_current (h->exp, buf, count, offset);
   if (err) {
     errno = err;
     nbdkit_error ("pread: %s: %s: %m", h->exp->what, h->exp->path);
@@ -493,8 +588,8 @@ wtp_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
  * sectors from the request, edge sectors merged with their old content.
  * Called under the range lock.  0 or errno. */
 static int
-wtp_hash_after (int fd, const char *buf, uint64_t count, uint64_t offset,
-                uint64_t *hashes)
+wtp_hash_after (struct wtp_export *e, const char *buf, uint64_t count,
+                uint64_t offset, uint64_t *hashes)
 {
   uint64_t first = offset / WT_SECTOR_SIZE;
   uint64_t n = wtlog_sectors_touched (offset, count);
@@ -507,7 +602,7 @@ wtp_hash_after (int fd, const char *buf, uint64_t count, uint64_t offset,
       hashes[i] = wt_sector_hash (buf + (at - offset));
       continue;
     }
-    int err = wtp_pread_all (fd, sector, WT_SECTOR_SIZE, at);
+    int err = wtp_read_current (e, sector, WT_SECTOR_SIZE, at);
     if (err)
       return err;
     uint64_t lo = at > offset ? at : offset;
@@ -543,6 +638,8 @@ wtp_store (struct wtp_export *exp, const char *buf, uint64_t count,
            uint64_t offset, const struct wtp_fault *f, bool fua)
 {
   int err = 0;
+  if (wtp_is_store (exp))
+    return 0;                   /* the log's copy is the write */
   switch (f->kind) {
   case WTP_FAULT_NONE:
     err = wtp_pwrite_all (exp->fd, buf, count, offset);
@@ -579,6 +676,28 @@ wtp_finish (struct wtp_slot *slot, struct wtlog_record *rec,
   return err ? wtp_fail (err) : 0;
 }
 
+/* With the log as the store: the record is copied, then the index points at
+ * it while the range lock still orders overlapping requests (a later write's
+ * edge sectors are read through the index); the wait for the records before
+ * it happens outside the lock. */
+static int
+wtp_finish_stored (struct wtp_export *exp, struct wtp_range *range,
+                   struct wtp_slot *slot, struct wtlog_record *rec,
+                   const uint64_t *hashes, const void *data,
+                   struct wtp_index_spare *spare, bool durable)
+{
+  uint64_t data_pos = wtp_log_copy_record (slot, rec, hashes, data);
+  if (rec->type == WTLOG_WRITE)
+    wtp_index_set_log (&wtp_index, rec->offset, rec->length, data_pos, spare);
+  else
+    wtp_index_set_zero (&wtp_index, rec->offset, rec->length, spare);
+  wtp_range_release (&exp->ranges, range);
+  wtp_log_wait (slot);
+  if (durable && wtp_log_sync () == -1)
+    return wtp_fail (errno);
+  return 0;
+}
+
 /* A write to either export: hashes, image, record, in that order, the first
  * three under the range lock so overlapping writes reach the image and the
  * log in the same order. */
@@ -595,12 +714,17 @@ wtp_write_recorded (struct wtp_handle *h, const char *buf, uint64_t count,
     : malloc (n * sizeof *hashes);
   struct wtp_range range;
   struct wtp_slot slot;
+  struct wtp_index_spare spare = { { NULL } };
+  bool store = wtp_is_store (exp);
 
-  if (!hashes)
+  if (!hashes || (store && wtp_index_spare_get (&spare) == -1)) {
+    if (hashes != stack_hashes)
+      free (hashes);
     return wtp_fail (ENOMEM);
+  }
   wtp_range_acquire (&exp->ranges, &range, first * WT_SECTOR_SIZE,
                      (first + n) * WT_SECTOR_SIZE);
-  int err = wtp_hash_after (exp->fd, buf, count, offset, hashes);
+  int err = wtp_hash_after (exp, buf, count, offset, hashes);
   if (err) {
     errno = err;
     nbdkit_error ("pread: %s: %s: edge sector of %" PRIu64 "+%" PRIu64 ": %m",
@@ -626,9 +750,15 @@ wtp_write_recorded (struct wtp_handle *h, const char *buf, uint64_t count,
     return 0;
   }
   int reserved = wtp_log_reserve (&slot, &rec);
-  wtp_range_release (&exp->ranges, &range);
-  int r = reserved == -1 ? wtp_fail (errno)
-    : wtp_finish (&slot, &rec, hashes, buf, err, fua);
+  int r;
+  if (reserved == 0 && store && !err)
+    r = wtp_finish_stored (exp, &range, &slot, &rec, hashes, buf, &spare, fua);
+  else {
+    wtp_range_release (&exp->ranges, &range);
+    r = reserved == -1 ? wtp_fail (errno)
+      : wtp_finish (&slot, &rec, hashes, buf, err, fua);
+  }
+  wtp_index_spare_put (&spare);
   if (f->kind != WTP_FAULT_NONE)
     wtp_faults_record (f, reserved == -1 ? 0 : rec.seq, offset, count);
   if (hashes != stack_hashes)
@@ -734,12 +864,18 @@ wtp_zero_recorded (struct wtp_handle *h, uint16_t type, uint16_t rflags,
   bool fua = rflags & WTLOG_F_FUA;
   struct wtp_range range;
   struct wtp_slot slot;
+  struct wtp_index_spare spare = { { NULL } };
+  bool store = wtp_is_store (exp);
+  int err = 0;
 
+  if (store && wtp_index_spare_get (&spare) == -1)
+    return wtp_fail (ENOMEM);
   wtp_range_acquire (&exp->ranges, &range, offset, offset + count);
-  int err = wtp_zero_range (exp->fd, offset, count,
-                            type == WTLOG_TRIM || (rflags & WTLOG_F_MAY_TRIM),
-                            rflags & WTLOG_F_FAST_ZERO);
-  if (!err && fua && fdatasync (exp->fd) == -1)
+  if (!store)
+    err = wtp_zero_range (exp->fd, offset, count,
+                          type == WTLOG_TRIM || (rflags & WTLOG_F_MAY_TRIM),
+                          rflags & WTLOG_F_FAST_ZERO);
+  if (!store && !err && fua && fdatasync (exp->fd) == -1)
     err = errno;
   if (err && err != ENOTSUP) {
     errno = err;
@@ -753,10 +889,16 @@ wtp_zero_recorded (struct wtp_handle *h, uint16_t type, uint16_t rflags,
     .offset = offset, .length = count,
   };
   int reserved = wtp_log_reserve (&slot, &rec);
-  wtp_range_release (&exp->ranges, &range);
-  if (reserved == -1)
-    return wtp_fail (errno);
-  return wtp_finish (&slot, &rec, NULL, NULL, err, fua);
+  int r;
+  if (reserved == 0 && store)
+    r = wtp_finish_stored (exp, &range, &slot, &rec, NULL, NULL, &spare, fua);
+  else {
+    wtp_range_release (&exp->ranges, &range);
+    r = reserved == -1 ? wtp_fail (errno)
+      : wtp_finish (&slot, &rec, NULL, NULL, err, fua);
+  }
+  wtp_index_spare_put (&spare);
+  return r;
 }
 
 /* A zero that does not cover whole sectors: the partial sector at each
@@ -853,7 +995,8 @@ wtp_flush (void *handle, uint32_t flags)
 
   if (wtp_log_is_broken ())
     return wtp_fail (EIO);
-  if (fdatasync (h->exp->fd) == -1) {
+  /* With the log as the store the image holds nothing new to sync. */
+  if (!wtp_is_store (h->exp) && fdatasync (h->exp->fd) == -1) {
     err = errno;
     nbdkit_error ("fdatasync: %s: %s: %m", h->exp->what, h->exp->path);
   }

@@ -3,7 +3,7 @@
 # (at the smallest settings, so it says nothing of speed) and prints each
 # section's report and verdict lines; an unknown section is refused.
 . "$(dirname "$0")/lib.sh"
-require_tools nbdkit fio jq numfmt
+require_tools nbdkit fio jq numfmt qemu-storage-daemon
 require_built "$PLUGIN" "$WTRACK" "$TOP/tests/tools/mkbigrun" "$TOP/tests/tools/mkworstrun"
 plan 6
 

@@ -8,7 +8,8 @@ tests/unit/test-%: tests/unit/test-%.c tests/unit/tap.h common/libwtcommon.a
 # doc/formats.md against the code; dm-log-writes's constants are in the
 # checker's header, which includes glib.h (nothing of glib is linked).
 tests/unit/test-formats-doc: ALL_CFLAGS += -I checker $(GLIB_CFLAGS)
-tests/unit/test-formats-doc: checker/dmlog-format.h
+tests/unit/test-formats-doc-asan: SAN_CFLAGS += -I checker $(GLIB_CFLAGS)
+tests/unit/test-formats-doc tests/unit/test-formats-doc-asan: checker/dmlog-format.h
 
 # The unit tests again, sanitized (SAN_CFLAGS in the Makefile): a report
 # ends the program with a non-zero status, which prove counts as a failure.
@@ -51,3 +52,10 @@ tests/asan/test-%.sh: tests/test-%.sh tests/asan-run.sh
 	@mkdir -p tests/asan
 	ln -sf ../asan-run.sh $@
 CLEAN_FILES += $(SAN_SHELL_TESTS)
+
+# The plugin's index, built from its source (it needs no nbdkit).
+tests/unit/test-index: plugin/index.c plugin/index.h
+tests/unit/test-index: tests/unit/test-index.c tests/unit/tap.h
+	$(CC) $(ALL_CFLAGS) -I tests/unit $< plugin/index.c -lpthread -o $@
+tests/unit/test-index-asan: tests/unit/test-index.c tests/unit/tap.h plugin/index.c plugin/index.h
+	$(CC) $(SAN_CFLAGS) -I tests/unit $< plugin/index.c -lpthread -o $@

@@ -402,9 +402,11 @@ check_wtlog (void)
           "wtlog record: size %" PRIu32 " is 64 + 8 x %" PRIu64 " sectors + length, "
           "rounded to 8", rec.size, touched);
 
-  const struct named hflags[] = { { "DATA", WTLOG_H_DATA }, { "NOTIME", WTLOG_H_NOTIME } };
-  check_values ("wtlog header flags", "writes.wtlog", "Header flags", hflags, 2,
-                true, WTLOG_H_DATA | WTLOG_H_NOTIME);
+  const struct named hflags[] = {
+    { "DATA", WTLOG_H_DATA }, { "NOTIME", WTLOG_H_NOTIME }, { "STORE", WTLOG_H_STORE },
+  };
+  check_values ("wtlog header flags", "writes.wtlog", "Header flags", hflags, 3,
+                true, WTLOG_H_DATA | WTLOG_H_NOTIME | WTLOG_H_STORE);
   const struct named types[] = {
     { "WRITE", WTLOG_WRITE }, { "ZERO", WTLOG_ZERO }, { "TRIM", WTLOG_TRIM },
     { "FLUSH", WTLOG_FLUSH }, { "CHANNEL", WTLOG_CHANNEL }, { "OPEN", WTLOG_OPEN },

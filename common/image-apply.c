@@ -1,0 +1,166 @@
+/* Applying a write log to an image (image-apply.h). */
+#include "image-apply.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/fs.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "sector-hash.h"
+
+#define WT_APPLY_SECTOR_MASK ((uint64_t) WT_SECTOR_SIZE - 1)
+#define WT_APPLY_ZERO_CHUNK (1u << 20)
+
+static int __attribute__ ((format (printf, 3, 4)))
+wt_apply_fail (char *err, size_t errlen, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  vsnprintf (err, errlen, fmt, ap);
+  va_end (ap);
+  return -1;
+}
+
+static int
+wt_image_pwrite (struct wt_image *t, uint64_t offset, const char *p,
+                 uint64_t len, char *err, size_t errlen)
+{
+  while (len > 0) {
+    ssize_t n = pwrite (t->fd, p, len, (off_t) offset);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return wt_apply_fail (err, errlen, "write: %s at byte %" PRIu64 ": %s",
+                            t->path, offset,
+                            n < 0 ? strerror (errno) : "no progress");
+    p += n;
+    offset += (uint64_t) n;
+    len -= (uint64_t) n;
+  }
+  return 0;
+}
+
+int
+wt_image_write (struct wt_image *t, uint64_t offset, const void *buf,
+                uint64_t len, char *err, size_t errlen)
+{
+  if (t->changed)
+    t->changed (t->changed_data, offset, len);
+  return wt_image_pwrite (t, offset, buf, len, err, errlen);
+}
+
+static int
+wt_image_write_zeroes (struct wt_image *t, uint64_t offset, uint64_t len,
+                       char *err, size_t errlen)
+{
+  static const char zeroes[WT_APPLY_ZERO_CHUNK];
+  while (len > 0) {
+    uint64_t n = len < sizeof zeroes ? len : sizeof zeroes;
+    if (wt_image_pwrite (t, offset, zeroes, n, err, errlen) == -1)
+      return -1;
+    offset += n;
+    len -= n;
+  }
+  return 0;
+}
+
+/* BLKZEROOUT takes whole sectors; the unaligned edges are written. */
+static int
+wt_image_zero_blockdev (struct wt_image *t, uint64_t offset, uint64_t len,
+                        char *err, size_t errlen)
+{
+  uint64_t first = (offset + WT_APPLY_SECTOR_MASK) & ~WT_APPLY_SECTOR_MASK;
+  uint64_t end = offset + len;
+  uint64_t last = end & ~WT_APPLY_SECTOR_MASK;
+  if (first >= last)
+    return wt_image_write_zeroes (t, offset, len, err, errlen);
+  if (wt_image_write_zeroes (t, offset, first - offset, err, errlen) == -1
+      || wt_image_write_zeroes (t, last, end - last, err, errlen) == -1)
+    return -1;
+  uint64_t range[2] = { first, last - first };
+  if (ioctl (t->fd, BLKZEROOUT, range) == 0)
+    return 0;
+  return wt_image_write_zeroes (t, first, last - first, err, errlen);
+}
+
+int
+wt_image_zero (struct wt_image *t, uint64_t offset, uint64_t len, char *err,
+               size_t errlen)
+{
+  if (len == 0)
+    return 0;
+  if (t->changed)
+    t->changed (t->changed_data, offset, len);
+  if (t->blockdev)
+    return wt_image_zero_blockdev (t, offset, len, err, errlen);
+  if (fallocate (t->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                 (off_t) offset, (off_t) len) == 0)
+    return 0;
+  if (errno != EOPNOTSUPP && errno != ENOSYS)
+    return wt_apply_fail (err, errlen, "punch hole: %s at byte %" PRIu64 "+%"
+                          PRIu64 ": %s", t->path, offset, len, strerror (errno));
+  return wt_image_write_zeroes (t, offset, len, err, errlen);
+}
+
+bool
+wt_record_changes_disk (const struct wtlog_record *rec)
+{
+  if (rec->flags & WTLOG_F_FAILED)
+    return false;
+  return rec->type == WTLOG_WRITE || rec->type == WTLOG_ZERO
+    || rec->type == WTLOG_TRIM;
+}
+
+int
+wt_image_apply (struct wt_image *t, const struct wtlog_record *rec, char *err,
+                size_t errlen)
+{
+  if (!wt_record_changes_disk (rec))
+    return 0;
+  if (rec->offset > t->size || rec->length > t->size - rec->offset)
+    return wt_apply_fail (err, errlen, "seq %" PRIu64 ": %s %" PRIu64 "+%"
+                          PRIu64 " lies outside %s (%" PRIu64 " bytes)",
+                          rec->seq, wtlog_type_name (rec->type), rec->offset,
+                          rec->length, t->path, t->size);
+  if (rec->type != WTLOG_WRITE)
+    return wt_image_zero (t, rec->offset, rec->length, err, errlen);
+  if (!rec->data)
+    return wt_apply_fail (err, errlen, "seq %" PRIu64 ": WRITE %" PRIu64 "+%"
+                          PRIu64 " has no data in a log recorded with data",
+                          rec->seq, rec->offset, rec->length);
+  return wt_image_write (t, rec->offset, rec->data, rec->length, err, errlen);
+}
+
+int
+wt_image_apply_log (struct wt_image *t, struct wtlog_reader *r,
+                    const struct wt_apply_hooks *hooks,
+                    struct wtlog_record *last, char *err, size_t errlen)
+{
+  static const struct wt_apply_hooks none;
+  struct wtlog_record rec = { 0 };
+  if (!hooks)
+    hooks = &none;
+  int status = 0;
+  while (wtlog_reader_next (r, &rec) == 0) {
+    if (hooks->stop_before && hooks->stop_before (hooks->ctx, &rec)) {
+      status = 1;
+      break;
+    }
+    if (wt_image_apply (t, &rec, err, errlen) == -1) {
+      status = -1;
+      break;
+    }
+    if (hooks->stop_after && hooks->stop_after (hooks->ctx, &rec)) {
+      status = 1;
+      break;
+    }
+  }
+  if (last)
+    *last = rec;
+  return status;
+}

@@ -1,0 +1,93 @@
+#!/bin/bash
+# data=on, the log as the store, nbdkit killed with SIGKILL in the middle of
+# parallel writes and zeroes: the image is still the disk as it was at the
+# start, `wtrack check` and `wtrack verify` say how to get the disk after the
+# run, and `wtrack replay` of the log gives every write and zero the client
+# saw acknowledged.
+. "$(dirname "$0")/lib.sh"
+require_tools nbdkit nbdsh cmp
+require_built "$PLUGIN" "$WTRACK"
+plan 8
+
+sock=$T/nbd.sock
+log=$T/writes.wtlog
+head -c 32M /dev/urandom >"$T/base.img"
+cp "$T/base.img" "$T/disk.img"
+start_nbdkit wt "$sock" "$PLUGIN" "$T/disk.img" log="$log" data=on
+
+# Two connections, 16 requests in flight each, every request to its own
+# 4 KiB slot: a write with content derived from its number, or (one in 8)
+# a zero.  A slot's number goes to acked.txt only once its reply arrived.
+cat >"$T/writer.py" <<'PY'
+import sys
+import nbd
+acked = open(sys.argv[1], "w", buffering=1)
+handles = [nbd.NBD(), nbd.NBD()]
+for hh in handles:
+    hh.connect_uri(sys.argv[2])
+def done(n, err):
+    if err.value == 0:
+        acked.write("%d\n" % n)
+    return 0
+slots = 32 * 1024 * 1024 // 4096
+n = 0
+try:
+    while n < slots:
+        for hh in handles:
+            while hh.aio_in_flight() < 16 and n < slots:
+                cb = lambda err, n=n: done(n, err)
+                if n % 8 == 7:
+                    hh.aio_zero(4096, n * 4096, completion=cb)
+                else:
+                    hh.aio_pwrite(n.to_bytes(4, "little") * 1024, n * 4096,
+                                  completion=cb)
+                n += 1
+            hh.poll(0)
+        handles[0].poll(1)
+except nbd.Error as e:
+    print("writer stopped: %s" % e, file=sys.stderr)
+PY
+/usr/bin/python3 "$T/writer.py" "$T/acked.txt" "nbd+unix:///?socket=$sock" \
+  2>"$T/writer.err" &
+writer=$!
+for _ in $(seq 1 300); do
+  [ "$( { wc -l <"$T/acked.txt"; } 2>/dev/null || echo 0)" -ge 1500 ] && break
+  sleep 0.05
+done
+kill -KILL "$(cat "$T/wt.pid")"
+wait "$writer"
+rm -f "$T/wt.pid"
+nacked=$(wc -l <"$T/acked.txt")
+diag "$nacked requests acknowledged before SIGKILL"
+check "the client saw requests acknowledged before the kill" test "$nacked" -ge 1500
+check "the client saw the server die before finishing" test "$nacked" -lt 8192
+
+check "the killed plugin left the image as it was at the start" \
+  cmp "$T/disk.img" "$T/base.img"
+"$WTRACK" verify "$log" "$T/disk.img" >/dev/null 2>"$T/verify.err"
+check "wtrack verify refuses the unapplied image (exit 2)" test $? -eq 2
+check "and says to replay the log" grep -q "wtrack replay" "$T/verify.err"
+diag_file "$T/verify.err" 3
+"$WTRACK" check --no-manifest --image "$T/disk.img" --log "$log" >/dev/null 2>"$T/check.err"
+check_status=$?
+check "wtrack check says the same (exit 2)" \
+  eval 'test $check_status -eq 2 && grep -q "wtrack replay" "$T/check.err"'
+
+# disk.img serves as the base: it is the disk at the start.
+"$WTRACK" replay "$log" --base "$T/disk.img" --out "$T/replayed.img" 2>"$T/replay.err"
+check "wtrack replay applies the log up to its end" test -s "$T/replayed.img"
+check "every acknowledged write and zero is in the replayed image" \
+  /usr/bin/python3 -c '
+import sys
+img = open(sys.argv[1], "rb")
+bad = 0
+for line in open(sys.argv[2]):
+    n = int(line)
+    img.seek(n * 4096)
+    want = bytes(4096) if n % 8 == 7 else n.to_bytes(4, "little") * 1024
+    if img.read(4096) != want:
+        bad += 1
+print("# %d acknowledged requests missing from the replay" % bad, file=sys.stderr)
+sys.exit(bad != 0)
+' "$T/replayed.img" "$T/acked.txt"
+done_testing

@@ -1,0 +1,145 @@
+#!/bin/bash
+# data=on: the log is the store.  While nbdkit serves, reads come from the
+# plugin's index (the log) and the untouched image; they must return exactly
+# what a plain image fed the same requests returns (nbdkit file on a copy):
+# sectors written, partly overwritten, zeroed, trimmed, unaligned writes,
+# through qemu-io, nbdsh and fio with verify.  The image itself is not
+# written until nbdkit unloads, and then equals the plain one.
+. "$(dirname "$0")/lib.sh"
+require_tools nbdkit qemu-io qemu-img nbdsh fio jq cmp
+require_built "$PLUGIN" "$WTRACK"
+plan 19
+
+wsock=$T/wt.sock fsock=$T/file.sock
+head -c 16M /dev/urandom >"$T/base.img"
+cp "$T/base.img" "$T/disk.img"
+cp "$T/base.img" "$T/plain.img"
+start_nbdkit wt "$wsock" "$PLUGIN" "$T/disk.img" log="$T/writes.wtlog" data=on
+start_nbdkit file "$fsock" file "$T/plain.img"
+
+# both CMD...: runs CMD with @URI@ replaced by each server's URI.
+both () {
+  local sock status=0
+  for sock in "$wsock" "$fsock"; do
+    "${@//@URI@/nbd+unix:///?socket=$sock}" >>"$T/both.out" 2>&1 || status=1
+  done
+  [ $status -eq 0 ] || tail -20 "$T/both.out" >&2
+  return $status
+}
+# same_disk NAME: both exports read in full (through the servers) are equal.
+same_disk () {
+  qemu-img convert -f raw -O raw "nbd+unix:///?socket=$wsock" "$T/$1.wt.img" &&
+    qemu-img convert -f raw -O raw "nbd+unix:///?socket=$fsock" "$T/$1.file.img" &&
+    cmp "$T/$1.wt.img" "$T/$1.file.img"
+}
+
+check "qemu-io: writes, partial overwrites, zeroes, trims on both" \
+  both qemu-io -f raw @URI@ \
+    -c 'write -P 0x11 0 64k' \
+    -c 'write -P 0x22 1000 3000' \
+    -c 'write -P 0x23 70000 511' \
+    -c 'write -P 0x24 4096 512' \
+    -c 'write -P 0x25 8192 16k' \
+    -c 'write -P 0x26 10240 1k' \
+    -c 'write -z 128k 64k' \
+    -c 'write -P 0x27 133000 3000' \
+    -c 'write -z -u 256k 64k' \
+    -c 'discard 512k 128k' \
+    -c 'write -P 0x28 520k 4k' \
+    -c 'write -P 0x29 1M 2M' \
+    -c 'write -z 1536k 16k' \
+    -c 'write -P 0x2a 1540k 1k' \
+    -c 'write -f -P 0x33 5M 4k'
+check "qemu-io reads back what it wrote (partly overwritten sectors)" \
+  qemu-io -f raw "nbd+unix:///?socket=$wsock" \
+    -c 'read -P 0x11 0 1000' -c 'read -P 0x22 1000 3000' -c 'read -P 0x24 4096 512' \
+    -c 'read -P 0x25 8192 2048' -c 'read -P 0x26 10240 1k' -c 'read -P 0x25 11264 13k' \
+    -c 'read -P 0 128k 1928' -c 'read -P 0x27 133000 3000' -c 'read -P 0 524288 8192' \
+    -c 'read -P 0x28 520k 4k' -c 'read -P 0 1536k 4k' -c 'read -P 0x2a 1540k 1k'
+check "qemu-io: the disk reads as the plain image does" same_disk qemu
+
+# libnbd sends what it is asked: unaligned writes and zeroes, sector-edge
+# overwrites, a zero over many extents, reads across every kind of extent.
+check "nbdsh: unaligned writes, zeroes and trims on both" \
+  both nbdsh -u @URI@ -c '
+h.set_strict_mode(0)
+h.pwrite(b"\x66" * 100, 3 * 1048576 + 10)
+h.pwrite(b"\x67" * 5000, 3 * 1048576 + 4000)
+h.zero(700, 3 * 1048576 + 20000)
+h.trim(32768, 3 * 1048576 + 4096)
+for i in range(64):
+    h.pwrite(bytes([i]) * 777, 6 * 1048576 + i * 1000)
+h.zero(30000, 6 * 1048576 + 10000)
+h.pwrite(b"\x68" * 512, 6 * 1048576 + 20480)
+h.zero(65536, 4 * 1048576, nbd.CMD_FLAG_NO_HOLE)
+h.flush()
+'
+# compare_reads SEED REGION...: random reads of any alignment and length in
+# the given MiB regions, from both servers, are equal.
+compare_reads () {
+  /usr/bin/python3 -c '
+import nbd, random, sys
+w = nbd.NBD(); w.connect_uri(sys.argv[1])
+f = nbd.NBD(); f.connect_uri(sys.argv[2])
+w.set_strict_mode(0); f.set_strict_mode(0)
+rng = random.Random(int(sys.argv[3]))
+regions = [int(r) for r in sys.argv[4:]]
+for _ in range(2000):
+    off = rng.choice(regions) * 1048576 + rng.randrange(0, 1048576)
+    n = rng.randrange(1, 40000)
+    if w.pread(n, off) != f.pread(n, off):
+        print("# differ at %d+%d" % (off, n), file=sys.stderr); sys.exit(1)
+' "nbd+unix:///?socket=$wsock" "nbd+unix:///?socket=$fsock" "$@"
+}
+check "nbdsh: reads of every alignment match the plain image" compare_reads 7 0 1 3 6
+check "nbdsh: the disk reads as the plain image does" same_disk nbdsh
+
+# fio: random writes of mixed sizes, read back and verified, then smaller
+# writes over part of them (partial overwrites, verified), then zeroes and
+# trims over those; the same seeds on both servers.  The verify patterns
+# hold each block's offset and no time stamp, so both disks get the same
+# bytes.
+fio_both () {
+  local name=$1; shift
+  both fio --name="$name" --ioengine=nbd --uri=@URI@ --iodepth=8 --randseed=42 \
+    --verify=pattern --verify_fatal=1 --do_verify=1 --verify_state_save=0 "$@"
+}
+check "fio: random writes 512-64k, verified" \
+  fio_both first --rw=randwrite --bsrange=512-64k --blockalign=512 --size=8M --offset=8M \
+    --verify_pattern=%o
+check "fio: 512-4k writes over them, verified" \
+  fio_both second --rw=randwrite --bsrange=512-4k --blockalign=512 --size=2M --offset=9M \
+    --verify_pattern=0x5aa5
+check "fio: 4k writes, verified" \
+  fio_both third --rw=randwrite --bs=4k --size=2M --offset=12M --verify_pattern=%o
+check "nbdsh: zeroes and trims over fio's extents on both" \
+  both nbdsh -u @URI@ -c '
+import random
+h.set_strict_mode(0)
+rng = random.Random(5)
+for _ in range(200):
+    off = 8 * 1048576 + rng.randrange(0, 6 * 2048) * 512
+    n = rng.randrange(1, 64) * 512
+    (h.trim if rng.randrange(2) else h.zero)(n, off)
+'
+check "fio: reads of every alignment match the plain image" compare_reads 9 8 9 10 12 13
+check "fio: the disk reads as the plain image does" same_disk fio
+
+# While nbdkit serves, the image is untouched: the log holds the writes.
+check "the image is not written while nbdkit serves" cmp "$T/disk.img" "$T/base.img"
+check "the log says it is the store (header flag STORE)" \
+  test "$("$WTRACK" dump --json "$T/writes.wtlog" | jq -c 'select(.header) | .header.flags')" = '["DATA","STORE"]'
+
+stop_nbdkit wt
+stop_nbdkit file
+check "at unload the log is applied: disk.img equals the plain image" \
+  cmp "$T/disk.img" "$T/plain.img"
+check "the log ends with the final CLOSE (closed)" \
+  test "$("$WTRACK" dump --json "$T/writes.wtlog" | jq -r 'select(.end) | .end')" = closed
+check "replay on base.img equals disk.img" \
+  eval '"$WTRACK" replay "$T/writes.wtlog" --base "$T/base.img" --out "$T/replayed.img" &&
+        cmp "$T/replayed.img" "$T/disk.img"'
+check "wtrack verify is clean" "$WTRACK" verify "$T/writes.wtlog" "$T/disk.img"
+check "wtrack dump names the flag" \
+  eval '"$WTRACK" dump "$T/writes.wtlog" | head -2 | grep -q "flags=DATA,STORE"'
+done_testing
