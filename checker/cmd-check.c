@@ -7,10 +7,10 @@
 
 #include <glib.h>
 
-#include "check-lastwrite.h"
-#include "check.h"
+#include "check/check.h"
+#include "check/report-html.h"
 #include "commands.h"
-#include "report-html.h"
+#include "lib/lastwrite.h"
 #include "sector-hash.h"
 
 struct wtc_check_opts {

@@ -1,5 +1,5 @@
 /* wtrack crash: the disks a power cut could have left, each checked by a
- * command and by the checkpoint oracle (crash-oracle.h). The initial state
+ * command and by the checkpoint oracle (crash/oracle.h). The initial state
  * is base.img; prefix states: the disk after every FLUSH and every FUA
  * write (what was durable then). With --reorder N: for every epoch between
  * two flushes, N states made of the epoch's starting disk plus a subset of
@@ -14,13 +14,13 @@
 
 #include <glib.h>
 
-#include "check-util.h"
 #include "commands.h"
-#include "crash-epoch.h"
+#include "crash/epoch.h"
+#include "crash/jobs.h"
+#include "crash/oracle.h"
 #include "fileio.h"
-#include "crash-jobs.h"
-#include "crash-oracle.h"
-#include "replay-target.h"
+#include "lib/target.h"
+#include "lib/util.h"
 #include "wtlog.h"
 
 struct wtc_crash_opts {

@@ -7,10 +7,10 @@
 #include <glib.h>
 
 #include "channel.h"
-#include "check-channel.h"
-#include "check-util.h"
 #include "commands.h"
-#include "dump-trace.h"
+#include "dump/trace.h"
+#include "lib/channel-read.h"
+#include "lib/util.h"
 #include "manifest.h"
 #include "wtlog.h"
 

@@ -10,12 +10,11 @@
 #include <glib.h>
 
 #include "channel.h"
-#include "check-channel.h"
-#include "check-util.h"
 #include "commands.h"
-#include "dmlog-format.h"
-#include "replay-run.h"
-#include "replay-target.h"
+#include "lib/channel-read.h"
+#include "lib/dmlog-format.h"
+#include "lib/target.h"
+#include "lib/util.h"
 #include "sector-hash.h"
 #include "wtlog.h"
 

@@ -11,9 +11,9 @@
 #include <glib.h>
 
 #include "channel.h"
-#include "check-util.h"
 #include "commands.h"
-#include "dmlog-format.h"
+#include "lib/dmlog-format.h"
+#include "lib/util.h"
 #include "sector-hash.h"
 #include "wtlog.h"
 

@@ -8,9 +8,9 @@
 #include <glib.h>
 
 #include "commands.h"
-#include "check-util.h"
-#include "replay-run.h"
-#include "replay-target.h"
+#include "lib/target.h"
+#include "lib/util.h"
+#include "replay/run.h"
 #include "wtlog.h"
 
 /* Below this much log the progress bar is not worth drawing. */

@@ -4,9 +4,9 @@
 
 #include <glib.h>
 
-#include "check-lastwrite.h"
-#include "check-util.h"
 #include "commands.h"
+#include "lib/lastwrite.h"
+#include "lib/util.h"
 #include "sector-hash.h"
 #include "wtlog.h"
 

@@ -8,7 +8,7 @@ tests/unit/test-%: tests/unit/test-%.c tests/unit/tap.h common/libwtcommon.a
 # doc/formats.md against the code; dm-log-writes's constants are in the
 # checker's header, which includes glib.h (nothing of glib is linked).
 tests/unit/test-formats-doc: ALL_CFLAGS += -I checker $(GLIB_CFLAGS)
-tests/unit/test-formats-doc: checker/dmlog-format.h
+tests/unit/test-formats-doc: checker/lib/dmlog-format.h
 
 # Helpers the shell tests run (not tests themselves).
 TEST_HELPERS += tests/tools/runfacts
