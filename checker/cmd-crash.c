@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "crash/crash.h"
+#include "lib/cli.h"
 #include "lib/util.h"
 #include "wtlog.h"
 
@@ -41,7 +42,6 @@ wtc_crash_parse (int argc, char **argv, struct wtc_crash_opts *o)
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("RUN_DIR --check CMD");
-  g_autoptr (GError) error = NULL;
   g_option_context_set_summary (ctx,
     "Make every disk a crash could have left from the run's log (recorded\n"
     "with data=on) and base.img, one after the other in RUN_DIR/crash/scratch.img,\n"
@@ -69,16 +69,14 @@ wtc_crash_parse (int argc, char **argv, struct wtc_crash_opts *o)
     "torn log (the states before the tear are still made, checked and listed;\n"
     "the JSON says \"complete\": false).");
   g_option_context_add_main_entries (ctx, entries, NULL);
-  if (!g_option_context_parse (ctx, &argc, &argv, &error)) {
-    g_printerr ("wtrack crash: %s\n", error->message);
+  if (!wtc_cli_parse (ctx, &argc, &argv))
     return false;
-  }
   if (!o->args || !o->args[0] || o->args[1] || !o->check) {
-    g_printerr ("wtrack crash: expected RUN_DIR and --check CMD (see wtrack crash --help)\n");
+    wtc_cli_usage ("expected RUN_DIR and --check CMD");
     return false;
   }
   if (o->reorder < 0 || o->max_states < 0 || o->jobs < 0) {
-    g_printerr ("wtrack crash: --reorder, --max-states and --jobs take a count from 0\n");
+    wtc_cli_usage ("--reorder, --max-states and --jobs take a count from 0");
     return false;
   }
   if (o->jobs == 0)
@@ -92,7 +90,7 @@ wtc_crash_warn_oracle (const struct wtc_crash *c)
 {
   const GPtrArray *lines = c->oracle ? wtc_oracle_warnings (c->oracle) : NULL;
   for (guint i = 0; lines && i < lines->len; i++)
-    g_printerr ("wtrack crash: warning: %s\n", (const char *) g_ptr_array_index (lines, i));
+    wtc_cli_warning ("%s", (const char *) g_ptr_array_index (lines, i));
 }
 
 static int
@@ -108,10 +106,11 @@ wtc_crash_main (const struct wtc_crash_opts *o)
     .o = o, .epoch = wtc_epoch_new (), .log_fd = -1,
     .states = g_array_new (false, false, sizeof (struct wtc_crash_state)),
     .rand = g_rand_new_with_seed ((guint32) o->seed),
+    .warnings = g_ptr_array_new_with_free_func (g_free),
   };
   struct wtlog_reader *r = wtlog_reader_open (log, &h, err, sizeof err);
   if (!r) {
-    g_printerr ("wtrack crash: %s\n", err);
+    wtc_cli_error ("%s", err);
     wtc_crash_free (&c);
     return WT_EXIT_ERROR;
   }
@@ -128,15 +127,16 @@ wtc_crash_main (const struct wtc_crash_opts *o)
     wtc_crash_print_oracle (&c);
     wtc_crash_print_header ();
     ok = wtc_crash_walk (&c, r, &error);
+    wtc_cli_warnings (c.warnings);
   }
   if (ok && o->json)
     ok = wtc_crash_write_json (&c, o->json, &error);
   if (ok)
     wtc_crash_summary (&c);
   else
-    g_printerr ("wtrack crash: %s\n", error->message);
+    wtc_cli_error ("%s", error->message);
   if (ok && c.torn)
-    g_printerr ("wtrack crash: %s\n", c.torn_error);
+    wtc_cli_error ("%s", c.torn_error);
   /* A torn log is an input that could not be read in full: exit 2, as
    * every other command, with the states before the tear listed. */
   int status = !ok || c.torn ? WT_EXIT_ERROR : c.failed ? WT_EXIT_DAMAGE : WT_EXIT_OK;
@@ -149,7 +149,7 @@ int
 wt_cmd_crash (int argc, char **argv)
 {
   struct wtc_crash_opts o = { 0 };
-  int status = WT_EXIT_ERROR;
+  int status = WT_EXIT_USAGE;
   if (wtc_crash_parse (argc, argv, &o))
     status = wtc_crash_main (&o);
   wtc_crash_opts_free (&o);

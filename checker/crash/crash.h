@@ -74,6 +74,7 @@ struct wtc_crash {
   bool full;                    /* --max-states reached */
   bool torn;                    /* the log is torn: states end before the tear */
   char *torn_error;             /* where and why */
+  GPtrArray *warnings;          /* char *: what went wrong without harm */
 };
 
 /* crash/walk.c */

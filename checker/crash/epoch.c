@@ -26,6 +26,7 @@ struct wtc_undo {
   GArray *pieces;               /* struct wtc_undo_piece, oldest first */
   guint writes;
   unsigned char *buf;           /* WTC_EPOCH_CHUNK bytes */
+  GPtrArray *warnings;          /* the caller's, or NULL */
 };
 
 GArray *
@@ -46,9 +47,10 @@ wtc_epoch_add (GArray *epoch, const struct wtlog_record *rec)
 }
 
 struct wtc_undo *
-wtc_undo_new (const char *dir, GError **error)
+wtc_undo_new (const char *dir, GPtrArray *warnings, GError **error)
 {
   struct wtc_undo *u = g_new0 (struct wtc_undo, 1);
+  u->warnings = warnings;
   u->path = g_build_filename (dir, "undo-XXXXXX", NULL);
   u->fd = g_mkstemp (u->path);
   if (u->fd < 0) {
@@ -89,8 +91,9 @@ wtc_undo_clear (struct wtc_undo *u)
   u->writes = 0;
   u->end = 0;
   /* The space of the old bytes goes back to the file system. */
-  if (ftruncate (u->fd, 0) == -1)
-    g_printerr ("wtrack crash: warning: truncate: %s: %s\n", u->path, g_strerror (errno));
+  if (ftruncate (u->fd, 0) == -1 && u->warnings)
+    g_ptr_array_add (u->warnings, g_strdup_printf ("truncate: %s: %s", u->path,
+                                                   g_strerror (errno)));
 }
 
 static bool

@@ -28,8 +28,10 @@ GArray *wtc_epoch_new (void);
 void wtc_epoch_add (GArray *epoch, const struct wtlog_record *rec);
 
 struct wtc_undo;
-/* An undo stack whose bytes go to an unlinked file made in dir. */
-struct wtc_undo *wtc_undo_new (const char *dir, GError **error);
+/* An undo stack whose bytes go to an unlinked file made in dir. What goes
+ * wrong without harm (the file's space not given back) is added to
+ * warnings (char *; NULL: dropped), which must outlive the stack. */
+struct wtc_undo *wtc_undo_new (const char *dir, GPtrArray *warnings, GError **error);
 void wtc_undo_free (struct wtc_undo *u);
 typedef struct wtc_undo wtc_undo;
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (wtc_undo, wtc_undo_free)

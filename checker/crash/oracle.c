@@ -249,7 +249,7 @@ struct wtc_oracle *
 wtc_oracle_new (const char *log, const char *channel, uint64_t disk_size,
                 GError **error)
 {
-  g_autoptr (wtc_channel) ch = wtc_channel_read_placed (log, channel, error);
+  g_autoptr (wtc_channel) ch = wtc_channel_read_placed (log, channel, NULL, error);
   if (!ch)
     return NULL;
   struct wtc_oracle *o = g_new0 (struct wtc_oracle, 1);

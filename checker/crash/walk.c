@@ -262,8 +262,8 @@ wtc_crash_setup (struct wtc_crash *c, const char *run_dir, const char *log,
       g_set_error (error, WTC_ERROR, 0, "%s", err);
       return false;
     }
-    c->epoch_undo = wtc_undo_new (c->dir, error);
-    c->subset_undo = c->epoch_undo ? wtc_undo_new (c->dir, error) : NULL;
+    c->epoch_undo = wtc_undo_new (c->dir, c->warnings, error);
+    c->subset_undo = c->epoch_undo ? wtc_undo_new (c->dir, c->warnings, error) : NULL;
     if (!c->subset_undo)
       return false;
   }
@@ -295,5 +295,7 @@ wtc_crash_free (struct wtc_crash *c)
   wtc_oracle_free (c->oracle);
   g_free (c->dir);
   g_free (c->channel);
+  if (c->warnings)
+    g_ptr_array_unref (c->warnings);
   g_free (c->torn_error);
 }

@@ -10,7 +10,6 @@
 #include <glib.h>
 
 #include "channel.h"
-#include "commands.h"
 #include "dump/trace.h"
 #include "lib/channel-read.h"
 #include "lib/util.h"
@@ -80,12 +79,13 @@ wtc_trace_record (struct wtc_trace *t, const struct wtlog_record *rec)
 
 /* The guest's MARKs, placed at the CHANNEL records that carried them. */
 static void
-wtc_trace_marks (struct wtc_trace *t, const char *channel, const GArray *chanrecs)
+wtc_trace_marks (struct wtc_trace *t, const char *channel, const GArray *chanrecs,
+                 GPtrArray *warnings)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (wtc_channel) ch = wtc_channel_read (channel, &error);
   if (!ch) {
-    fprintf (stderr, "wtrack dump: warning: no MARKs in the trace: %s\n", error->message);
+    g_ptr_array_add (warnings, g_strdup_printf ("no MARKs in the trace: %s", error->message));
     return;
   }
   wtc_channel_place (ch, chanrecs);
@@ -104,7 +104,8 @@ wtc_trace_marks (struct wtc_trace *t, const char *channel, const GArray *chanrec
     fprintf (t->out, ",\"args\":{\"seq\":%" PRIu64 ",\"message\":%" PRIu64 "}}", m->log_seq, m->number);
   }
   if (ch->error)
-    fprintf (stderr, "wtrack dump: warning: %s (later MARKs are not in the trace)\n", ch->error);
+    g_ptr_array_add (warnings, g_strdup_printf ("%s (later MARKs are not in the trace)",
+                                                ch->error));
 }
 
 static void
@@ -123,16 +124,17 @@ wtc_trace_head (struct wtc_trace *t, const char *log, const struct wtlog_header 
   fputs ("}}", t->out);
 }
 
-int
-wtc_dump_trace (const char *log, const char *channel, const char *path)
+bool
+wtc_dump_trace (const char *log, const char *channel, const char *path,
+                GPtrArray *warnings, GError **error)
 {
   char err[512];
   struct wtlog_header h;
   struct wtlog_record rec;
   struct wtlog_reader *r = wtlog_reader_open (log, &h, err, sizeof err);
   if (!r) {
-    fprintf (stderr, "wtrack dump: %s\n", err);
-    return WT_EXIT_ERROR;
+    g_set_error (error, WTC_ERROR, 0, "%s", err);
+    return false;
   }
   bool to_stdout = strcmp (path, "-") == 0;
   struct wtc_trace t = {
@@ -141,10 +143,10 @@ wtc_dump_trace (const char *log, const char *channel, const char *path)
     .lanes = g_hash_table_new (g_direct_hash, g_direct_equal),
   };
   if (!t.out) {
-    fprintf (stderr, "wtrack dump: open: %s: %s\n", path, g_strerror (errno));
+    g_set_error (error, WTC_ERROR, 0, "open: %s: %s", path, g_strerror (errno));
     wtlog_reader_close (r);
     g_hash_table_unref (t.lanes);
-    return WT_EXIT_ERROR;
+    return false;
   }
   g_autoptr (GArray) chanrecs = g_array_new (FALSE, FALSE, sizeof (struct wtc_chanrec));
   wtc_trace_head (&t, log, &h);
@@ -153,19 +155,22 @@ wtc_dump_trace (const char *log, const char *channel, const char *path)
     wtc_chanrec_note (chanrecs, &rec);
   }
   const struct wtlog_status *st = wtlog_reader_status (r);
-  int status = WT_EXIT_OK;
-  if (st->torn) {
-    fprintf (stderr, "wtrack dump: %s (the trace ends at seq %" PRIu64 ")\n", st->error, st->last_seq);
-    status = WT_EXIT_ERROR;
-  }
+  g_autofree char *torn = st->torn
+    ? g_strdup_printf ("%s (the trace ends at seq %" PRIu64 ")", st->error, st->last_seq)
+    : NULL;
   wtlog_reader_close (r);
   if (channel)
-    wtc_trace_marks (&t, channel, chanrecs);
+    wtc_trace_marks (&t, channel, chanrecs, warnings);
   fputs ("\n]}\n", t.out);
   g_hash_table_unref (t.lanes);
-  if (ferror (t.out) | (!to_stdout && fclose (t.out) != 0)) {
-    fprintf (stderr, "wtrack dump: write: %s: %s\n", path, g_strerror (errno));
-    return WT_EXIT_ERROR;
+  /* stdout is checked once, at exit (wtc_cli_close_stdout). */
+  if (!to_stdout && (ferror (t.out) | (fclose (t.out) != 0))) {
+    g_set_error (error, WTC_ERROR, 0, "write: %s: %s", path, g_strerror (errno));
+    return false;
   }
-  return status;
+  if (torn) {
+    g_set_error (error, WTC_ERROR, 0, "%s", torn);
+    return false;
+  }
+  return true;
 }

@@ -225,14 +225,15 @@ wtc_mark_label (const struct wtc_msg *m)
 }
 
 struct wtc_channel *
-wtc_channel_read_placed (const char *log, const char *channel, GError **error)
+wtc_channel_read_placed (const char *log, const char *channel,
+                         GPtrArray *warnings, GError **error)
 {
   g_autoptr (wtc_channel) ch = wtc_channel_read (channel, error);
   if (!ch)
     return NULL;
-  if (ch->error)
-    g_printerr ("wtrack: warning: %s: %s (later messages are ignored)\n",
-                channel, ch->error);
+  if (ch->error && warnings)
+    g_ptr_array_add (warnings, g_strdup_printf ("%s: %s (later messages are ignored)",
+                                                channel, ch->error));
   g_autoptr (GArray) chanrecs = wtc_log_chanrecs (log, error);
   if (!chanrecs)
     return NULL;

@@ -81,8 +81,9 @@ char *wtc_mark_label (const struct wtc_msg *m);
 bool wtc_mark_is (const struct wtc_msg *m, const char *label);
 
 /* The channel's messages, each tied to the CHANNEL record of log that
- * carried it (wtc_channel_place). */
+ * carried it (wtc_channel_place). A channel that breaks after some good
+ * messages adds a warning to warnings (char *; NULL: none wanted). */
 struct wtc_channel *wtc_channel_read_placed (const char *log, const char *channel,
-                                             GError **error);
+                                             GPtrArray *warnings, GError **error);
 
 #endif

@@ -358,15 +358,16 @@ wtc_dmlog_write_entry (struct wtc_dmlog_writer *w, uint64_t flags, uint64_t sect
   return true;
 }
 
+size_t
+wtc_dmlog_mark_room (const struct wtc_dmlog_writer *w)
+{
+  return w->sector_size - WTC_DMLOG_ENTRY_SIZE;
+}
+
 bool
 wtc_dmlog_write_mark (struct wtc_dmlog_writer *w, const char *text, GError **error)
 {
-  size_t len = strlen (text), room = w->sector_size - WTC_DMLOG_ENTRY_SIZE;
-  if (len > room) {
-    g_printerr ("wtrack: warning: MARK \"%.40s...\" cut to the %zu bytes an "
-                "entry sector holds\n", text, room);
-    len = room;
-  }
+  size_t len = MIN (strlen (text), wtc_dmlog_mark_room (w));
   wtc_dmlog_entry_encode (w, WTC_DMLOG_MARK, 0, 0, len);
   memcpy (w->sector + WTC_DMLOG_ENTRY_SIZE, text, len);
   if (!wtc_dmlog_write_sector (w, w->pos, error))

@@ -78,7 +78,9 @@ struct wtc_dmlog_writer *wtc_dmlog_writer_open (const char *path, uint32_t secto
 bool wtc_dmlog_write_entry (struct wtc_dmlog_writer *w, uint64_t flags,
                             uint64_t sector, uint64_t nr_sectors,
                             const void *data, GError **error);
-/* A MARK; text longer than a sector holds is cut (and said on stderr). */
+/* The bytes of MARK text an entry sector holds. */
+size_t wtc_dmlog_mark_room (const struct wtc_dmlog_writer *w);
+/* A MARK; text longer than wtc_dmlog_mark_room is cut (the caller warns). */
 bool wtc_dmlog_write_mark (struct wtc_dmlog_writer *w, const char *text,
                            GError **error);
 uint64_t wtc_dmlog_writer_count (const struct wtc_dmlog_writer *w);

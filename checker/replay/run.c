@@ -152,9 +152,9 @@ wtc_parse_log_time (const char *text, uint64_t *ns, GError **error)
 
 bool
 wtc_mark_seq (const char *log, const char *channel, const char *label,
-              uint64_t *seq, GError **error)
+              uint64_t *seq, GPtrArray *warnings, GError **error)
 {
-  g_autoptr (wtc_channel) ch = wtc_channel_read_placed (log, channel, error);
+  g_autoptr (wtc_channel) ch = wtc_channel_read_placed (log, channel, warnings, error);
   if (!ch)
     return false;
   for (guint i = 0; i < ch->msgs->len; i++) {
@@ -268,34 +268,33 @@ wtc_point_print (FILE *out, const struct wtc_point *p, bool notime)
   }
 }
 
-int
-wtc_list_points (const char *log, const char *channel, FILE *out)
+bool
+wtc_list_points (const char *log, const char *channel, FILE *out,
+                 GPtrArray *warnings, GError **error)
 {
   char err[512];
   struct wtlog_header h;
   struct wtlog_record rec;
   uint64_t flushes = 0;
-  g_autoptr (GError) error = NULL;
   struct wtlog_reader *r = wtlog_reader_open (log, &h, err, sizeof err);
   if (!r) {
-    g_printerr ("wtrack replay: %s\n", err);
-    return 2;
+    g_set_error (error, WTC_ERROR, 0, "%s", err);
+    return false;
   }
   g_autoptr (GArray) points = g_array_new (false, false, sizeof (struct wtc_point));
   while (wtlog_reader_next (r, &rec) == 0)
     wtc_point_note (points, &rec, &flushes);
   const struct wtlog_status *st = wtlog_reader_status (r);
-  bool torn = st->torn;
-  if (torn)
-    g_printerr ("wtrack replay: %s\n", st->error);
+  g_autofree char *torn = st->torn ? g_strdup (st->error) : NULL;
   wtlog_reader_close (r);
 
   g_autoptr (wtc_channel) ch = NULL;
   if (channel) {
-    ch = wtc_channel_read_placed (log, channel, &error);
+    ch = wtc_channel_read_placed (log, channel, warnings, error);
     if (!ch) {
-      g_printerr ("wtrack replay: %s\n", error->message);
-      return 2;
+      if (torn)
+        g_prefix_error (error, "%s; ", torn);
+      return false;
     }
     wtc_mark_points (points, ch, 1);
   }
@@ -304,5 +303,9 @@ wtc_list_points (const char *log, const char *channel, FILE *out)
   for (guint i = 0; i < points->len; i++)
     wtc_point_print (out, &g_array_index (points, struct wtc_point, i),
                      h.flags & WTLOG_H_NOTIME);
-  return torn ? 2 : 0;
+  if (torn) {
+    g_set_error (error, WTC_ERROR, 0, "%s", torn);
+    return false;
+  }
+  return true;
 }

@@ -48,11 +48,14 @@ bool wtc_parse_log_time (const char *text, uint64_t *ns, GError **error);
 /* The seq of the CHANNEL record that carried the first MARK labelled
  * label in the channel file. */
 bool wtc_mark_seq (const char *log, const char *channel, const char *label,
-                   uint64_t *seq, GError **error);
+                   uint64_t *seq, GPtrArray *warnings, GError **error);
 
 /* Prints every FLUSH, FUA request and MARK (when channel is not NULL) with
- * its seq, time, and the option that stops a replay there. Returns the exit
- * status. */
-int wtc_list_points (const char *log, const char *channel, FILE *out);
+ * its seq, time, and the option that stops a replay there. False with error
+ * when the log or the channel cannot be read, or the log is torn (the
+ * points before the tear are printed); a channel that breaks part way adds
+ * a warning to warnings (char *). */
+bool wtc_list_points (const char *log, const char *channel, FILE *out,
+                      GPtrArray *warnings, GError **error);
 
 #endif
