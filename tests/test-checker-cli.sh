@@ -1,7 +1,7 @@
 #!/bin/bash
 # wtrack's one way to fail: every command's --help names "wtrack CMD" on its
 # first line; messages carry the "wtrack CMD: " prefix once; bad usage exits
-# 2 everywhere; a failed write to stdout is an error (exit 2, a message), as
+# 2 everywhere (the scripts 4); a failed write to stdout is an error (exit 2, a message), as
 # git and util-linux have it; guest text in dump reaches no terminal raw.
 . "$(dirname "$0")/lib.sh"
 require_tools truncate
@@ -9,7 +9,7 @@ GEN=$TOP/tests/unit/gen-wtlog
 CLASSES=$TOP/tests/unit/test-check-classes
 require_built "$WTRACK" "$GEN" "$CLASSES"
 COMMANDS="check dump verify replay export import crash"
-plan 39
+plan 40
 
 for c in $COMMANDS; do
   check "$c --help: the first line is the usage of wtrack $c" \
@@ -91,5 +91,18 @@ check "dump: the guest's ESC bytes are written \\x1b" grep -qF '    kernel=6.1.0
 check "dump: no control byte but newlines reaches stdout" \
   test -z "$(tr -d '\n' <"$T/hostile.txt" | LC_ALL=C tr -d '\040-\176\200-\377' | head -c 1)"
 check "dump: a forged line stays inside its own (\\r shown)" grep -qF 'error=x\r!! forged error\x1b]0;title\x07' "$T/hostile.txt"
+
+# The scripts agree: 4 on bad usage.
+scripts_usage () {
+  local s rc bad=""
+  for s in get-kernel build-kernel mkinitramfs install-deps bench bench-check bench-replay; do
+    "$TOP/scripts/$s" --no-such-option >/dev/null 2>&1; rc=$?
+    [ "$rc" = 4 ] || bad="$bad $s:$rc"
+  done
+  "$TOP/scripts/wtrack-run" stray-argument >/dev/null 2>&1; rc=$?
+  [ "$rc" = 4 ] || bad="$bad wtrack-run:$rc"
+  [ -z "$bad" ] || { diag "not 4:$bad"; return 1; }
+}
+check "every script exits 4 on bad usage" scripts_usage
 
 done_testing
