@@ -1,9 +1,15 @@
-# checker/: the wtrack host command. Every checker/*.c is part of it; add a
-# command as checker/cmd-NAME.c plus one line in checker/wtrack.c.
+# checker/: the wtrack host command. Every checker/*.c and checker/*/*.c is
+# part of it. Layout: checker/wtrack.c dispatches to checker/cmd-NAME.c (a
+# command's option parsing and its main loop; add a command as cmd-NAME.c
+# plus one line in wtrack.c); checker/NAME/ holds the modules only that
+# command uses (campaign/, check/, crash/, dump/, replay/); checker/lib/ the modules
+# several commands share. A module moves to lib/ once a second command
+# uses it, so a file's folder says who depends on it (doc/design.md,
+# "The checker's layout"). Includes name the folder: "lib/util.h".
 WT_VERSION = 0.1
-CHECKER_SRCS = $(wildcard checker/*.c)
+CHECKER_SRCS = $(wildcard checker/*.c checker/*/*.c)
 CHECKER_OBJS = $(CHECKER_SRCS:.c=.o)
-CHECKER_HDRS = $(wildcard checker/*.h)
+CHECKER_HDRS = $(wildcard checker/*.h checker/*/*.h)
 PROGRAMS += checker/wtrack
 
 checker/%.o: checker/%.c $(CHECKER_HDRS) $(COMMON_HDRS) config.mk
@@ -26,4 +32,4 @@ tests/unit/gen-wtlog: tests/unit/gen-wtlog.c common/libwtcommon.a
 	$(CC) $(ALL_CFLAGS) $< common/libwtcommon.a -o $@
 
 # The HTML report's stylesheet and script are embedded by .incbin.
-checker/html-assets.o: checker/report-html.css checker/report-html.js
+checker/check/html-assets.o: checker/check/report-html.css checker/check/report-html.js

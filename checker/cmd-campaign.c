@@ -5,7 +5,7 @@
 
 #include <glib.h>
 
-#include "campaign.h"
+#include "campaign/campaign.h"
 #include "commands.h"
 
 static void

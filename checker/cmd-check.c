@@ -7,10 +7,11 @@
 
 #include <glib.h>
 
-#include "check-lastwrite.h"
-#include "check.h"
+#include "check/check.h"
+#include "check/report-html.h"
 #include "commands.h"
-#include "report-html.h"
+#include "lib/cli.h"
+#include "lib/lastwrite.h"
 #include "sector-hash.h"
 
 struct wtc_check_opts {
@@ -74,9 +75,9 @@ static void
 wtc_check_stats (const struct wtc_check *c, double log_secs)
 {
   double secs = c->read_secs > 0 ? c->read_secs : 1e-9;
-  fprintf (stderr, "wtrack check: stats: mapped data %" PRIu64 " bytes in %.3f s: %.0f MB/s\n",
+  wtc_cli_note ("stats: mapped data %" PRIu64 " bytes in %.3f s: %.0f MB/s",
            c->read_bytes, c->read_secs, (double) c->read_bytes / secs / 1e6);
-  fprintf (stderr, "wtrack check: stats: log %" PRIu64 " records in %.3f s; %u bad sectors\n",
+  wtc_cli_note ("stats: log %" PRIu64 " records in %.3f s; %u bad sectors",
            c->log_status.records, log_secs, c->bad->len);
 }
 
@@ -85,19 +86,19 @@ wtc_check_run (struct wtc_check *c, const struct wtc_check_opts *o)
 {
   g_autoptr (GError) error = NULL;
   if (!wtc_check_read_channel (c)) {
-    fprintf (stderr, "wtrack check: no final manifest in %s%s%s: nothing to check the disk against (--no-manifest checks the log against the image)\n",
+    wtc_cli_error ("no final manifest in %s%s%s: nothing to check the disk against (--no-manifest checks the log against the image)",
              c->channel_path, c->channel_error ? ": " : "",
              c->channel_error ? c->channel_error : "");
     return WT_EXIT_ERROR;
   }
   if (c->mf->sector_size != WT_SECTOR_SIZE || c->mf->hash_id != WT_HASH_XXH3_64) {
-    fprintf (stderr, "wtrack check: %s: manifest has sector size %" PRIu32 " and hash id %" PRIu32
-             ", only 512 and 1 (XXH3-64) are known\n", c->channel_path, c->mf->sector_size,
+    wtc_cli_error ("%s: manifest has sector size %" PRIu32 " and hash id %" PRIu32
+             ", only 512 and 1 (XXH3-64) are known", c->channel_path, c->mf->sector_size,
              c->mf->hash_id);
     return WT_EXIT_ERROR;
   }
   if (!wtc_find_bad (c, &error)) {
-    fprintf (stderr, "wtrack check: %s\n", error->message);
+    wtc_cli_error ("%s", error->message);
     return WT_EXIT_ERROR;
   }
   gint64 log_start = g_get_monotonic_time ();
@@ -111,11 +112,11 @@ wtc_check_run (struct wtc_check *c, const struct wtc_check_opts *o)
   struct wtc_report_opts ro = { o->max_runs, o->quiet };
   wtc_report_text (c, &ro, stdout);
   if (o->json && !wtc_report_json (c, o->json, &error)) {
-    fprintf (stderr, "wtrack check: %s\n", error->message);
+    wtc_cli_error ("%s", error->message);
     return WT_EXIT_ERROR;
   }
   if (o->html && !wtc_report_html (c, o->html, &error)) {
-    fprintf (stderr, "wtrack check: %s\n", error->message);
+    wtc_cli_error ("%s", error->message);
     return WT_EXIT_ERROR;
   }
   return wtc_check_status (c);
@@ -128,7 +129,7 @@ wtc_nomf_json (const char *path, const GArray *diffs, const struct wtlog_status 
 {
   FILE *out = fopen (path, "w");
   if (!out) {
-    fprintf (stderr, "wtrack check: open: %s: %s\n", path, g_strerror (errno));
+    wtc_cli_error ("open: %s: %s", path, g_strerror (errno));
     return;
   }
   fprintf (out, "{\n  \"version\": 1,\n  \"mode\": \"no-manifest\",\n  \"verdict\": \"%s\",\n"
@@ -159,13 +160,13 @@ wtc_check_no_manifest (const struct wtc_check *c, const struct wtc_check_opts *o
   g_autoptr (wtc_lastmap) map = wtc_lastmap_from_log (c->log_path, &h, &st, NULL, &error);
   g_autoptr (wtc_image) img = map ? wtc_image_open (c->image_path, &error) : NULL;
   if (!img) {
-    fprintf (stderr, "wtrack check: %s\n", error->message);
+    wtc_cli_error ("%s", error->message);
     return WT_EXIT_ERROR;
   }
   uint64_t touched = 0, compared = 0;
   g_autoptr (GArray) diffs = wtc_lastmap_compare (map, img, &touched, &compared, &error);
   if (!diffs) {
-    fprintf (stderr, "wtrack check: %s\n", error->message);
+    wtc_cli_error ("%s", error->message);
     return WT_EXIT_ERROR;
   }
   if (st.torn)
@@ -206,7 +207,6 @@ wtc_check_parse (int *argc, char ***argv, struct wtc_check_opts *o)
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("[RUN_DIR]");
-  g_autoptr (GError) error = NULL;
   g_option_context_set_summary (ctx, "Say, sector by sector, what the guest's files lack on the disk, and why.");
   g_option_context_set_description (ctx,
     "Reads the final manifest from the channel (what each file must contain and\n"
@@ -239,20 +239,18 @@ wtc_check_parse (int *argc, char ***argv, struct wtc_check_opts *o)
     "verdict of unchecked, damage with sectors left unchecked): the report still\n"
     "says what could be said.");
   g_option_context_add_main_entries (ctx, entries, NULL);
-  if (!g_option_context_parse (ctx, argc, argv, &error)) {
-    fprintf (stderr, "wtrack check: %s\n", error->message);
+  if (!wtc_cli_parse (ctx, argc, argv))
     return false;
-  }
   if (*argc > 2 || (*argc < 2 && (!o->image || !o->log || (!o->channel && !o->no_manifest)))) {
-    fprintf (stderr, "wtrack check: expected RUN_DIR, or --image, --log and --channel (see wtrack check --help)\n");
+    wtc_cli_usage ("expected RUN_DIR, or --image, --log and --channel");
     return false;
   }
   if (o->html && o->no_manifest) {
-    fprintf (stderr, "wtrack check: --html needs the manifest (not with --no-manifest)\n");
+    wtc_cli_usage ("--html needs the manifest: not with --no-manifest");
     return false;
   }
   if (o->max_runs < 0) {
-    fprintf (stderr, "wtrack check: --max-runs: %d is negative\n", o->max_runs);
+    wtc_cli_usage ("--max-runs: %d is negative", o->max_runs);
     return false;
   }
   return true;
@@ -263,7 +261,7 @@ wt_cmd_check (int argc, char **argv)
 {
   struct wtc_check_opts o = { .max_runs = 50 };
   if (!wtc_check_parse (&argc, &argv, &o))
-    return WT_EXIT_ERROR;
+    return WT_EXIT_USAGE;
   const char *dir = argc == 2 ? argv[1] : NULL;
   g_autofree char *image = o.image ? o.image : g_build_filename (dir, "disk.img", NULL);
   g_autofree char *log = o.log ? o.log : g_build_filename (dir, "writes.wtlog", NULL);

@@ -7,10 +7,11 @@
 #include <glib.h>
 
 #include "channel.h"
-#include "check-channel.h"
-#include "check-util.h"
 #include "commands.h"
-#include "dump-trace.h"
+#include "dump/trace.h"
+#include "lib/channel-read.h"
+#include "lib/cli.h"
+#include "lib/util.h"
 #include "manifest.h"
 #include "wtlog.h"
 
@@ -154,7 +155,7 @@ wtc_dump_log (const char *path, bool json)
   struct wtlog_record rec;
   struct wtlog_reader *r = wtlog_reader_open (path, &h, err, sizeof err);
   if (!r) {
-    fprintf (stderr, "wtrack dump: %s\n", err);
+    wtc_cli_error ("%s", err);
     return WT_EXIT_ERROR;
   }
   if (json)
@@ -174,7 +175,7 @@ wtc_dump_log (const char *path, bool json)
     wtc_dump_end_text (st);
   int status = st->torn ? WT_EXIT_ERROR : WT_EXIT_OK;
   if (st->torn)
-    fprintf (stderr, "wtrack dump: %s\n", st->error);
+    wtc_cli_error ("%s", st->error);
   wtlog_reader_close (r);
   return status;
 }
@@ -189,26 +190,28 @@ wtc_dump_chanrecs (const char *log, GArray *chanrecs)
   struct wtlog_record rec;
   struct wtlog_reader *r = wtlog_reader_open (log, NULL, err, sizeof err);
   if (!r) {
-    fprintf (stderr, "wtrack dump: %s\n", err);
+    wtc_cli_error ("%s", err);
     return false;
   }
   while (wtlog_reader_next (r, &rec) == 0)
     wtc_chanrec_note (chanrecs, &rec);
   const struct wtlog_status *st = wtlog_reader_status (r);
   if (st->torn)
-    fprintf (stderr, "wtrack dump: warning: %s (messages after seq %" PRIu64 " are not placed)\n",
+    wtc_cli_warning ("%s (messages after seq %" PRIu64 " are not placed)",
              st->error, st->last_seq);
   wtlog_reader_close (r);
   return true;
 }
 
+/* The guest's text, a line per line, made safe for a terminal (so a guest
+ * can neither send escapes to it nor forge a line). */
 static void
 wtc_dump_text_lines (const char *text)
 {
   g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
   for (int i = 0; lines[i]; i++)
     if (lines[i][0] || lines[i + 1]) {
-      g_autofree char *line = g_strescape (lines[i], NULL);
+      g_autofree char *line = wtc_text_safe (lines[i]);
       printf ("    %s\n", line);
     }
 }
@@ -224,7 +227,7 @@ wtc_dump_msg (const struct wtc_msg *m)
     printf (" [log seq %" PRIu64 " t=%s]", m->log_seq,
             wtc_fmt_secs (m->log_t_start, lt, sizeof lt));
   if (m->type == WTCH_MARK) {
-    g_autofree char *label = g_strescape (m->text, NULL);
+    g_autofree char *label = wtc_text_safe (m->text);
     printf (" \"%s\"\n", label);
   } else {
     putchar ('\n');
@@ -261,8 +264,9 @@ wtc_dump_manifest (guint index, const struct wtmf_manifest *mf)
           mf->nfiles, mf->nops);
   for (uint32_t i = 0; i < mf->nfiles; i++) {
     const struct wtmf_file *f = &mf->files[i];
+    g_autofree char *path = wtc_text_safe (f->path);
     printf ("  file %s id=%" PRIu32 " inode=%" PRIu64 " size=%" PRIu64 " sectors=%" PRIu64
-            " with_op=%" PRIu64 " extents=%" PRIu32 "\n", f->path, f->id, f->inode,
+            " with_op=%" PRIu64 " extents=%" PRIu32 "\n", path, f->id, f->inode,
             f->size, f->nsectors, wtc_sectors_with_op (f), f->nextents);
     for (uint32_t e = 0; e < f->nextents; e++)
       wtc_dump_extent (&f->extents[e]);
@@ -285,7 +289,7 @@ wtc_dump_channel (const char *path, const char *log)
   g_autoptr (GError) error = NULL;
   g_autoptr (wtc_channel) ch = wtc_channel_read (path, &error);
   if (!ch) {
-    fprintf (stderr, "wtrack dump: %s\n", error->message);
+    wtc_cli_error ("%s", error->message);
     return WT_EXIT_ERROR;
   }
   if (log) {
@@ -300,7 +304,7 @@ wtc_dump_channel (const char *path, const char *log)
   int status = WT_EXIT_OK;
   if (ch->error) {
     printf ("# bad message: %s\n", ch->error);
-    fprintf (stderr, "wtrack dump: %s\n", ch->error);
+    wtc_cli_error ("%s", ch->error);
     status = WT_EXIT_ERROR;
   } else {
     printf ("# end of the stream\n");
@@ -311,7 +315,7 @@ wtc_dump_channel (const char *path, const char *log)
     wtc_dump_manifest (i + 1, g_ptr_array_index (manifests, i));
   if (!parsed) {
     printf ("# %s\n", error->message);
-    fprintf (stderr, "wtrack dump: %s: %s\n", path, error->message);
+    wtc_cli_error ("%s: %s", path, error->message);
     status = WT_EXIT_ERROR;
   }
   return status;
@@ -323,14 +327,22 @@ wtc_dump_trace_main (int argc, char **argv, const char *trace, const char *chann
                      const char *log)
 {
   if (argc != 2 || log) {
-    fprintf (stderr, "wtrack dump: --trace: expected one LOG (see wtrack dump --help)\n");
-    return WT_EXIT_ERROR;
+    wtc_cli_usage ("--trace: expected one LOG");
+    return WT_EXIT_USAGE;
   }
   g_autofree char *dir = g_path_get_dirname (argv[1]);
   g_autofree char *beside = g_build_filename (dir, "channel.bin", NULL);
   if (!channel && g_file_test (beside, G_FILE_TEST_IS_REGULAR))
     channel = beside;
-  return wtc_dump_trace (argv[1], channel, trace);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GPtrArray) warnings = g_ptr_array_new_with_free_func (g_free);
+  bool ok = wtc_dump_trace (argv[1], channel, trace, warnings, &error);
+  wtc_cli_warnings (warnings);
+  if (!ok) {
+    wtc_cli_error ("%s", error->message);
+    return WT_EXIT_ERROR;
+  }
+  return WT_EXIT_OK;
 }
 
 int
@@ -345,7 +357,6 @@ wt_cmd_dump (int argc, char **argv)
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("LOG | --channel CHANNEL [--log LOG]");
-  g_autoptr (GError) error = NULL;
   g_option_context_set_summary (ctx, "Print a write log record by record, or the messages and manifests of a channel.");
   g_option_context_set_description (ctx,
     "Log: a header line, one line per record (seq, t_start and t_end in seconds\n"
@@ -365,23 +376,21 @@ wt_cmd_dump (int argc, char **argv)
     "Exit status: 0 read to the end, 2 bad usage or damaged input (everything\n"
     "good before the damage is printed first).");
   g_option_context_add_main_entries (ctx, entries, NULL);
-  if (!g_option_context_parse (ctx, &argc, &argv, &error)) {
-    fprintf (stderr, "wtrack dump: %s\n", error->message);
-    return WT_EXIT_ERROR;
-  }
+  if (!wtc_cli_parse (ctx, &argc, &argv))
+    return WT_EXIT_USAGE;
   g_autofree char *channel = o.channel, *log = o.log, *trace = o.trace;
   if (trace)
     return wtc_dump_trace_main (argc, argv, trace, channel, log);
   if (channel) {
     if (argc > 2 || (argc == 2 && log)) {
-      fprintf (stderr, "wtrack dump: too many arguments (see wtrack dump --help)\n");
-      return WT_EXIT_ERROR;
+      wtc_cli_usage ("too many arguments");
+      return WT_EXIT_USAGE;
     }
     return wtc_dump_channel (channel, argc == 2 ? argv[1] : log);
   }
   if (argc != 2 || log) {
-    fprintf (stderr, "wtrack dump: expected one LOG (see wtrack dump --help)\n");
-    return WT_EXIT_ERROR;
+    wtc_cli_usage ("expected one LOG");
+    return WT_EXIT_USAGE;
   }
   return wtc_dump_log (argv[1], o.json);
 }

@@ -10,12 +10,12 @@
 #include <glib.h>
 
 #include "channel.h"
-#include "check-channel.h"
-#include "check-util.h"
 #include "commands.h"
-#include "dmlog-format.h"
-#include "replay-run.h"
-#include "replay-target.h"
+#include "lib/channel-read.h"
+#include "lib/cli.h"
+#include "lib/dmlog-format.h"
+#include "lib/target.h"
+#include "lib/util.h"
 #include "sector-hash.h"
 #include "wtlog.h"
 
@@ -57,7 +57,6 @@ wtc_export_parse (int argc, char **argv, struct wtc_export_opts *o)
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("--format dm-log-writes LOG OUT");
-  g_autoptr (GError) error = NULL;
   g_option_context_set_summary (ctx,
     "Write a wtrack log (recorded with data=on) as a dm-log-writes log, which\n"
     "xfstests' replay-log and QEMU's blklogwrites read. WRITE records become\n"
@@ -67,17 +66,15 @@ wtc_export_parse (int argc, char **argv, struct wtc_export_opts *o)
     "FAILED requests, OPEN, CLOSE and other CHANNEL records are dropped.\n"
     "Sector size 512. Exit status: 0 written, 2 an error.");
   g_option_context_add_main_entries (ctx, entries, NULL);
-  if (!g_option_context_parse (ctx, &argc, &argv, &error)) {
-    g_printerr ("wtrack export: %s\n", error->message);
+  if (!wtc_cli_parse (ctx, &argc, &argv))
     return false;
-  }
   if (!o->format || strcmp (o->format, "dm-log-writes") != 0) {
-    g_printerr ("wtrack export: --format dm-log-writes is required (the only "
-                "format there is)\n");
+    wtc_cli_usage ("--format dm-log-writes is required: the only format "
+                   "there is");
     return false;
   }
   if (!o->args || !o->args[0] || !o->args[1] || o->args[2]) {
-    g_printerr ("wtrack export: expected LOG and OUT (see wtrack export --help)\n");
+    wtc_cli_usage ("expected LOG and OUT");
     return false;
   }
   return true;
@@ -91,7 +88,9 @@ wtc_export_marks (const char *log, const char *channel, GError **error)
                                              (GDestroyNotify) g_ptr_array_unref);
   if (!channel)
     return marks;
-  g_autoptr (wtc_channel) ch = wtc_channel_read_placed (log, channel, error);
+  g_autoptr (GPtrArray) warnings = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (wtc_channel) ch = wtc_channel_read_placed (log, channel, warnings, error);
+  wtc_cli_warnings (warnings);
   if (!ch) {
     g_hash_table_unref (marks);
     return NULL;
@@ -101,8 +100,8 @@ wtc_export_marks (const char *log, const char *channel, GError **error)
     if (m->type != WTCH_MARK)
       continue;
     if (!m->placed) {
-      g_printerr ("wtrack export: warning: MARK message %" PRIu64 " has no "
-                  "CHANNEL record in %s: left out\n", m->number, log);
+      wtc_cli_warning ("MARK message %" PRIu64 " has no "
+                  "CHANNEL record in %s: left out", m->number, log);
       continue;
     }
     GPtrArray *labels = g_hash_table_lookup (marks, &m->log_seq);
@@ -120,7 +119,14 @@ wtc_export_marks_at (struct wtc_export *x, uint64_t seq, GError **error)
 {
   GPtrArray *labels = g_hash_table_lookup (x->marks, &seq);
   for (guint i = 0; labels && i < labels->len; i++) {
-    if (!wtc_dmlog_write_mark (x->w, g_ptr_array_index (labels, i), error))
+    const char *label = g_ptr_array_index (labels, i);
+    size_t room = wtc_dmlog_mark_room (x->w);
+    if (strlen (label) > room) {
+      g_autofree char *safe = wtc_text_safe (label);
+      wtc_cli_warning ("MARK \"%.40s...\" cut to the %zu bytes an entry sector holds",
+                       safe, room);
+    }
+    if (!wtc_dmlog_write_mark (x->w, label, error))
       return false;
     x->marks_written++;
   }
@@ -269,12 +275,12 @@ wtc_export_main (const struct wtc_export_opts *o)
 
   struct wtlog_reader *r = wtlog_reader_open (log, &h, err, sizeof err);
   if (!r) {
-    g_printerr ("wtrack export: %s\n", err);
+    wtc_cli_error ("%s", err);
     return WT_EXIT_ERROR;
   }
   if (!(h.flags & WTLOG_H_DATA)) {
-    g_printerr ("wtrack export: %s has no write payloads (recorded without "
-                "data=on): dm-log-writes needs them\n", log);
+    wtc_cli_error ("%s has no write payloads (recorded without "
+                "data=on): dm-log-writes needs them", log);
     wtlog_reader_close (r);
     return WT_EXIT_ERROR;
   }
@@ -291,11 +297,11 @@ wtc_export_main (const struct wtc_export_opts *o)
     wtc_dmlog_writer_close (x.w, &ignored);
   }
   if (!ok)
-    g_printerr ("wtrack export: %s\n", error->message);
+    wtc_cli_error ("%s", error->message);
   else if (o->verbose)
-    g_printerr ("wtrack export: %s: %" PRIu64 " entries (%" PRIu64 " MARKs, %"
+    wtc_cli_error ("%s: %" PRIu64 " entries (%" PRIu64 " MARKs, %"
                 PRIu64 " unaligned requests written as whole sectors); %" PRIu64
-                " FAILED requests dropped\n", out, entries, x.marks_written,
+                " FAILED requests dropped", out, entries, x.marks_written,
                 x.rewritten, x.dropped_failed);
   wtlog_reader_close (r);
   wtc_target_close (x.scratch);
@@ -309,7 +315,7 @@ int
 wt_cmd_export (int argc, char **argv)
 {
   struct wtc_export_opts o = { 0 };
-  int status = WT_EXIT_ERROR;
+  int status = WT_EXIT_USAGE;
   if (wtc_export_parse (argc, argv, &o))
     status = wtc_export_main (&o);
   wtc_export_opts_free (&o);

@@ -11,9 +11,10 @@
 #include <glib.h>
 
 #include "channel.h"
-#include "check-util.h"
 #include "commands.h"
-#include "dmlog-format.h"
+#include "lib/cli.h"
+#include "lib/dmlog-format.h"
+#include "lib/util.h"
 #include "sector-hash.h"
 #include "wtlog.h"
 
@@ -76,7 +77,6 @@ wtc_import_parse (int argc, char **argv, struct wtc_import_opts *o)
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("dm-log-writes IN OUT.wtlog");
-  g_autoptr (GError) error = NULL;
   g_option_context_set_summary (ctx,
     "Write a dm-log-writes log (Linux dm-log-writes, QEMU blklogwrites) as a\n"
     "wtrack log with DATA and NOTIME (it has no timestamps: every t_start and\n"
@@ -91,17 +91,15 @@ wtc_import_parse (int argc, char **argv, struct wtc_import_opts *o)
     "Exit status: 0 imported; 2 an error, or a bad entry (the entries before\n"
     "it are imported).");
   g_option_context_add_main_entries (ctx, entries, NULL);
-  if (!g_option_context_parse (ctx, &argc, &argv, &error)) {
-    g_printerr ("wtrack import: %s\n", error->message);
+  if (!wtc_cli_parse (ctx, &argc, &argv))
     return false;
-  }
   if (!o->args || !o->args[0] || !o->args[1] || !o->args[2] || o->args[3]) {
-    g_printerr ("wtrack import: expected dm-log-writes IN OUT.wtlog (see wtrack import --help)\n");
+    wtc_cli_usage ("expected dm-log-writes IN OUT.wtlog");
     return false;
   }
   if (strcmp (o->args[0], "dm-log-writes") != 0) {
-    g_printerr ("wtrack import: unknown format: %s (dm-log-writes is the one there is)\n",
-                o->args[0]);
+    wtc_cli_usage ("unknown format: %s: dm-log-writes is the one there is",
+                   o->args[0]);
     return false;
   }
   return true;
@@ -312,16 +310,16 @@ wtc_import_main (const struct wtc_import_opts *o)
 
   struct wtc_dmlog_reader *r = wtc_dmlog_reader_open (in, &error);
   if (!r) {
-    g_printerr ("wtrack import: %s\n", error->message);
+    wtc_cli_error ("%s", error->message);
     return WT_EXIT_ERROR;
   }
   im.ss = wtc_dmlog_reader_sector_size (r);
   im.r = r;
   wtc_import_scan (r, &scan, &scan_error);
   if (scan.more)
-    g_printerr ("wtrack import: warning: %s holds sound entries past the %" PRIu64
+    wtc_cli_warning ("%s holds sound entries past the %" PRIu64
                 " its super block counts (written after its last update): they "
-                "are not imported\n", in, scan.entries);
+                "are not imported", in, scan.entries);
   bool ok = wtc_import_disk_size (o, &scan, in, &disk_size, &error)
     && (!scan.marks || wtc_import_open_channel (&im, scan.channel_bytes, &error));
   if (ok) {
@@ -347,14 +345,14 @@ wtc_import_main (const struct wtc_import_opts *o)
     ok = false;
   }
   if (!ok)
-    g_printerr ("wtrack import: %s\n", error->message);
+    wtc_cli_error ("%s", error->message);
   else if (scan.bad)
-    g_printerr ("wtrack import: %s (the %" PRIu64 " entries before it are imported)\n",
+    wtc_cli_error ("%s (the %" PRIu64 " entries before it are imported)",
                 scan_error->message, scan.entries);
   if (ok && o->verbose)
-    g_printerr ("wtrack import: %s: %" PRIu64 " entries: %" PRIu64 " writes, %" PRIu64
+    wtc_cli_error ("%s: %" PRIu64 " entries: %" PRIu64 " writes, %" PRIu64
                 " flushes, %" PRIu64 " discards, %" PRIu64 " marks%s%s; disk %" PRIu64
-                " bytes\n", out, scan.entries, im.writes, im.flushes, im.trims,
+                " bytes", out, scan.entries, im.writes, im.flushes, im.trims,
                 scan.marks, scan.marks ? " in " : "", scan.marks ? channel : "",
                 disk_size);
   wtc_dmlog_reader_close (r);
@@ -368,7 +366,7 @@ int
 wt_cmd_import (int argc, char **argv)
 {
   struct wtc_import_opts o = { 0 };
-  int status = WT_EXIT_ERROR;
+  int status = WT_EXIT_USAGE;
   if (wtc_import_parse (argc, argv, &o))
     status = wtc_import_main (&o);
   wtc_import_opts_free (&o);

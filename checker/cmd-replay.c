@@ -8,9 +8,10 @@
 #include <glib.h>
 
 #include "commands.h"
-#include "check-util.h"
-#include "replay-run.h"
-#include "replay-target.h"
+#include "lib/cli.h"
+#include "lib/target.h"
+#include "lib/util.h"
+#include "replay/run.h"
 #include "wtlog.h"
 
 /* Below this much log the progress bar is not worth drawing. */
@@ -58,7 +59,6 @@ wtc_replay_parse (int argc, char **argv, struct wtc_replay_opts *o)
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("LOG --base BASE --out IMAGE");
-  g_autoptr (GError) error = NULL;
   g_option_context_set_summary (ctx,
     "Apply the WRITE, ZERO and TRIM records of a write log recorded with\n"
     "data=on, in log order, to a copy of BASE, and write the result to IMAGE\n"
@@ -70,28 +70,26 @@ wtc_replay_parse (int argc, char **argv, struct wtc_replay_opts *o)
     "error, or a torn log that ended before that point (what came before the\n"
     "tear is applied).");
   g_option_context_add_main_entries (ctx, entries, NULL);
-  if (!g_option_context_parse (ctx, &argc, &argv, &error)) {
-    g_printerr ("wtrack replay: %s\n", error->message);
+  if (!wtc_cli_parse (ctx, &argc, &argv))
     return false;
-  }
   if (!o->args || !o->args[0] || o->args[1]) {
-    g_printerr ("wtrack replay: expected one LOG (see wtrack replay --help)\n");
+    wtc_cli_usage ("expected one LOG");
     return false;
   }
   int stops = (o->to_seq >= 0) + (o->to_flush >= 0) + !!o->to_mark + !!o->to_time;
   if (stops > 1) {
-    g_printerr ("wtrack replay: --to-seq, --to-flush, --to-mark and --to-time "
-                "exclude one another\n");
+    wtc_cli_usage ("--to-seq, --to-flush, --to-mark and --to-time "
+                   "exclude one another");
     return false;
   }
   if (o->list_points)
     return true;
   if (!o->base || !o->out) {
-    g_printerr ("wtrack replay: --base and --out are required (see wtrack replay --help)\n");
+    wtc_cli_usage ("--base and --out are required");
     return false;
   }
   if (o->to_mark && !o->channel) {
-    g_printerr ("wtrack replay: --to-mark needs --channel (the run's channel.bin)\n");
+    wtc_cli_usage ("--to-mark needs --channel, the run's channel.bin");
     return false;
   }
   return true;
@@ -108,8 +106,11 @@ wtc_replay_stop_from_opts (const struct wtc_replay_opts *o, const char *log,
   else if (o->to_flush >= 0)
     *stop = (struct wtc_stop) { WTC_STOP_FLUSH, (uint64_t) o->to_flush };
   else if (o->to_mark) {
+    g_autoptr (GPtrArray) warnings = g_ptr_array_new_with_free_func (g_free);
     stop->kind = WTC_STOP_SEQ;
-    return wtc_mark_seq (log, o->channel, o->to_mark, &stop->value, error);
+    bool found = wtc_mark_seq (log, o->channel, o->to_mark, &stop->value, warnings, error);
+    wtc_cli_warnings (warnings);
+    return found;
   }
   else if (o->to_time) {
     if (h->flags & WTLOG_H_NOTIME) {
@@ -144,17 +145,17 @@ wtc_replay_verdict (const char *log, const struct wtlog_status *ls,
   char what[64];
   if (st->reached || stop->kind == WTC_STOP_END) {
     if (!st->reached && ls->torn) {
-      g_printerr ("wtrack replay: %s\n", ls->error);
-      g_printerr ("wtrack replay: applied the records up to seq %" PRIu64
-                  " (the last good one); the rest of the log is lost\n", st->last_seq);
+      wtc_cli_error ("%s", ls->error);
+      wtc_cli_error ("applied the records up to seq %" PRIu64
+                  " (the last good one); the rest of the log is lost", st->last_seq);
       return WT_EXIT_ERROR;
     }
     return WT_EXIT_OK;
   }
   if (ls->torn)
-    g_printerr ("wtrack replay: %s\n", ls->error);
-  g_printerr ("wtrack replay: %s: the log %s at seq %" PRIu64 " before %s; the "
-              "image holds the state at seq %" PRIu64 "\n", log,
+    wtc_cli_error ("%s", ls->error);
+  wtc_cli_error ("%s: the log %s at seq %" PRIu64 " before %s; the "
+              "image holds the state at seq %" PRIu64 "", log,
               ls->torn ? "breaks" : "ends", st->last_seq,
               wtc_stop_describe (stop, what, sizeof what), st->last_seq);
   return WT_EXIT_ERROR;
@@ -165,9 +166,9 @@ wtc_replay_say (const struct wtc_replay_stats *st, gint64 usecs)
 {
   char bytes[32];
   double secs = (double) usecs / 1e6;
-  g_printerr ("wtrack replay: applied %" PRIu64 " records up to seq %" PRIu64
+  wtc_cli_error ("applied %" PRIu64 " records up to seq %" PRIu64
               ": %" PRIu64 " writes (%s), %" PRIu64 " zeroes/trims, %" PRIu64
-              " flushes, in %.2f s (%.2f GB/s of data)\n", st->records, st->last_seq,
+              " flushes, in %.2f s (%.2f GB/s of data)", st->records, st->last_seq,
               st->writes, wtc_fmt_bytes (st->bytes, bytes, sizeof bytes),
               st->zeroes, st->flushes, secs,
               secs > 0 ? (double) st->bytes / secs / 1e9 : 0.0);
@@ -187,18 +188,18 @@ wtc_replay_run (const struct wtc_replay_opts *o)
 
   struct wtlog_reader *r = wtlog_reader_open (log, &h, err, sizeof err);
   if (!r) {
-    g_printerr ("wtrack replay: %s\n", err);
+    wtc_cli_error ("%s", err);
     return WT_EXIT_ERROR;
   }
   if (!(h.flags & WTLOG_H_DATA)) {
-    g_printerr ("wtrack replay: %s has no write payloads (recorded without "
-                "data=on): replay needs them\n", log);
+    wtc_cli_error ("%s has no write payloads (recorded without "
+                "data=on): replay needs them", log);
     wtlog_reader_close (r);
     return WT_EXIT_ERROR;
   }
   if (wtc_same_file (o->base, o->out)) {
-    g_printerr ("wtrack replay: %s and %s are the same file: the output must "
-                "not overwrite the base\n", o->base, o->out);
+    wtc_cli_error ("%s and %s are the same file: the output must "
+                "not overwrite the base", o->base, o->out);
     wtlog_reader_close (r);
     return WT_EXIT_ERROR;
   }
@@ -212,7 +213,7 @@ wtc_replay_run (const struct wtc_replay_opts *o)
   if (!t || !wtc_target_copy_base (t, o->base, h.disk_size, &error)
       || !wtc_replay_apply (t, r, &stop, progress, &st, &error)
       || (t->blockdev && !wtc_target_sync (t, &error))) {
-    g_printerr ("wtrack replay: %s\n", error->message);
+    wtc_cli_error ("%s", error->message);
     wtlog_reader_close (r);
     return WT_EXIT_ERROR;
   }
@@ -223,14 +224,28 @@ wtc_replay_run (const struct wtc_replay_opts *o)
   return status;
 }
 
+/* --list-points */
+static int
+wtc_replay_list (const struct wtc_replay_opts *o)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GPtrArray) warnings = g_ptr_array_new_with_free_func (g_free);
+  bool ok = wtc_list_points (o->args[0], o->channel, stdout, warnings, &error);
+  wtc_cli_warnings (warnings);
+  if (!ok) {
+    wtc_cli_error ("%s", error->message);
+    return WT_EXIT_ERROR;
+  }
+  return WT_EXIT_OK;
+}
+
 int
 wt_cmd_replay (int argc, char **argv)
 {
   struct wtc_replay_opts o = { 0 };
-  int status = WT_EXIT_ERROR;
+  int status = WT_EXIT_USAGE;
   if (wtc_replay_parse (argc, argv, &o))
-    status = o.list_points ? wtc_list_points (o.args[0], o.channel, stdout)
-      : wtc_replay_run (&o);
+    status = o.list_points ? wtc_replay_list (&o) : wtc_replay_run (&o);
   wtc_replay_opts_free (&o);
   return status;
 }

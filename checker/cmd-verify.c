@@ -4,9 +4,10 @@
 
 #include <glib.h>
 
-#include "check-lastwrite.h"
-#include "check-util.h"
 #include "commands.h"
+#include "lib/cli.h"
+#include "lib/lastwrite.h"
+#include "lib/util.h"
 #include "sector-hash.h"
 #include "wtlog.h"
 
@@ -53,7 +54,7 @@ wtc_verify (const char *log, const char *image)
     return WT_EXIT_ERROR;
   g_autoptr (wtc_lastmap) map = wtc_lastmap_from_log (log, &h, &st, NULL, &error);
   if (!map) {
-    fprintf (stderr, "wtrack verify: %s\n", error->message);
+    wtc_cli_error ("%s", error->message);
     return WT_EXIT_ERROR;
   }
   if (st.torn)
@@ -61,7 +62,7 @@ wtc_verify (const char *log, const char *image)
             st.error, st.records);
   g_autoptr (wtc_image) img = wtc_image_open (image, &error);
   if (!img) {
-    fprintf (stderr, "wtrack verify: %s\n", error->message);
+    wtc_cli_error ("%s", error->message);
     return WT_EXIT_ERROR;
   }
   if (wtc_image_size (img) != h.disk_size)
@@ -70,7 +71,7 @@ wtc_verify (const char *log, const char *image)
   uint64_t touched = 0, compared = 0, runs = 0;
   g_autoptr (GArray) diffs = wtc_lastmap_compare (map, img, &touched, &compared, &error);
   if (!diffs) {
-    fprintf (stderr, "wtrack verify: %s\n", error->message);
+    wtc_cli_error ("%s", error->message);
     return WT_EXIT_ERROR;
   }
   wtc_verify_print (diffs, &runs);
@@ -79,7 +80,7 @@ wtc_verify (const char *log, const char *image)
           touched, st.records, compared, touched - compared,
           diffs->len, runs, st.torn ? " (log torn: only the records before the tear)" : "");
   if (st.torn) {
-    fprintf (stderr, "wtrack verify: %s\n", st.error);
+    wtc_cli_error ("%s", st.error);
     return WT_EXIT_ERROR;
   }
   return diffs->len ? WT_EXIT_DAMAGE : WT_EXIT_OK;
@@ -89,7 +90,6 @@ int
 wt_cmd_verify (int argc, char **argv)
 {
   g_autoptr (GOptionContext) ctx = g_option_context_new ("LOG IMAGE");
-  g_autoptr (GError) error = NULL;
   g_option_context_set_summary (ctx, "Compare every sector's last logged hash with the image.");
   g_option_context_set_description (ctx,
     "One pass over LOG keeps, for each disk sector it touched, the hash of its\n"
@@ -102,13 +102,11 @@ wt_cmd_verify (int argc, char **argv)
     "as ranges, whatever their length.\n\n"
     "Exit status: 0 the image matches, 1 sectors differ, 2 bad usage, unreadable\n"
     "image, or torn log (the records before the tear are still verified).");
-  if (!g_option_context_parse (ctx, &argc, &argv, &error)) {
-    fprintf (stderr, "wtrack verify: %s\n", error->message);
-    return WT_EXIT_ERROR;
-  }
+  if (!wtc_cli_parse (ctx, &argc, &argv))
+    return WT_EXIT_USAGE;
   if (argc != 3) {
-    fprintf (stderr, "wtrack verify: expected LOG IMAGE (see wtrack verify --help)\n");
-    return WT_EXIT_ERROR;
+    wtc_cli_usage ("expected LOG IMAGE");
+    return WT_EXIT_USAGE;
   }
   return wtc_verify (argv[1], argv[2]);
 }

@@ -1,8 +1,10 @@
 /* wtrack: the host command; dispatches to checker/cmd-*.c. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
+#include "lib/cli.h"
 
 struct wt_command {
   const char *name;
@@ -33,15 +35,19 @@ wt_usage (FILE *out)
   for (const struct wt_command *c = wt_commands; c->name; c++)
     fprintf (out, "  %-8s %s\n", c->name, c->summary);
   fprintf (out, "\n'wtrack COMMAND --help' describes each command.\n"
-           "Exit status: 0 clean, 1 damage or differences found, 2 error.\n");
+           "Exit status: 0 clean, 1 damage or differences found, 2 an error or bad\n"
+           "usage (in every command; a failed write to stdout is an error).\n");
 }
 
 int
 main (int argc, char **argv)
 {
+  g_set_prgname ("wtrack");
+  /* Once for every command, and for the help glib's parser prints. */
+  atexit (wtc_cli_close_stdout);
   if (argc < 2) {
     wt_usage (stderr);
-    return WT_EXIT_ERROR;
+    return WT_EXIT_USAGE;
   }
   if (strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0
       || strcmp (argv[1], "help") == 0) {
@@ -53,8 +59,10 @@ main (int argc, char **argv)
     return WT_EXIT_OK;
   }
   for (const struct wt_command *c = wt_commands; c->name; c++)
-    if (strcmp (argv[1], c->name) == 0)
+    if (strcmp (argv[1], c->name) == 0) {
+      wtc_cli_begin (c->name);
       return c->run (argc - 1, argv + 1);
-  fprintf (stderr, "wtrack: unknown command: %s (see wtrack --help)\n", argv[1]);
-  return WT_EXIT_ERROR;
+    }
+  wtc_cli_usage ("unknown command: %s", argv[1]);
+  return WT_EXIT_USAGE;
 }

@@ -40,7 +40,7 @@ tests/fuzz/fuzz-wtlog tests/fuzz/fuzz-channel tests/fuzz/fuzz-manifest: \
 	$(FUZZ_LINK) $^ -o $@
 
 tests/fuzz/fuzz-dmlog: tests/fuzz/fuzz-dmlog.fuzz.o tests/fuzz/fuzz-util.fuzz.o \
-  checker/dmlog-format.fuzz.o checker/check-util.fuzz.o common/libwtcommon-fuzz.a
+  checker/lib/dmlog-format.fuzz.o checker/lib/util.fuzz.o checker/lib/cli.fuzz.o common/libwtcommon-fuzz.a
 	$(FUZZ_LINK) $^ $(GLIB_LIBS) -o $@
 
 tests/fuzz/fuzz-check: tests/fuzz/fuzz-check.fuzz.o tests/fuzz/fuzz-util.fuzz.o \

@@ -1,0 +1,65 @@
+/* Campaigns: many runs over kernels x filesystems x variants x workloads x
+ * seeds. plan.c reads a campaign (a key file and command-line axes)
+ * and expands it into cells with stable ids; collect.c reads what
+ * the cells left and writes summary.txt, summary.json and results.xml.
+ * scripts/wtrack-campaign runs the cells. */
+#ifndef WTC_CAMPAIGN_H
+#define WTC_CAMPAIGN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <glib.h>
+
+/* One option given to wtrack-run: --key, then each value (none for a flag;
+ * a repeatable option with several values is given once per value). */
+struct wtc_copt {
+  char *key;
+  GPtrArray *values; /* char *, may be empty */
+  bool repeatable;
+};
+
+struct wtc_variant {
+  char *name;
+  GPtrArray *opts; /* struct wtc_copt * */
+};
+
+typedef struct wtc_campaign wtc_campaign;
+struct wtc_campaign {
+  GPtrArray *kernels, *fs, *workloads; /* char * */
+  GArray *seeds;                       /* guint64 */
+  GPtrArray *opts;                     /* struct wtc_copt *, every cell */
+  GPtrArray *variants;                 /* struct wtc_variant *, maybe empty */
+};
+
+/* Axes and options from the command line; each replaces the file's. */
+struct wtc_campaign_axes {
+  char *kernels, *fs, *workloads, *seeds;
+  char **set; /* KEY=VALUE, for [campaign] */
+};
+
+struct wtc_cell {
+  char *id, *kernel, *fs, *variant, *workload; /* variant NULL without variants */
+  guint64 seed;
+  GPtrArray *args; /* the wtrack-run arguments (without --out, --kernel) */
+};
+
+struct wtc_campaign *wtc_campaign_load (const char *path,
+                                        const struct wtc_campaign_axes *axes,
+                                        GError **error);
+void wtc_campaign_free (struct wtc_campaign *c);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (wtc_campaign, wtc_campaign_free)
+
+/* The cells in axis order: kernels, fs, variants, workloads, seeds. */
+GPtrArray *wtc_campaign_cells (const struct wtc_campaign *c);
+void wtc_cell_free (struct wtc_cell *cell);
+
+/* The plan file: one cell a line, tab-separated: id, kernel, fs, variant
+ * ("-" for none), workload, seed, then the wtrack-run arguments. */
+bool wtc_plan_write (GPtrArray *cells, const char *path, GError **error);
+GPtrArray *wtc_plan_read (const char *path, GError **error);
+
+/* collect: the summaries of DIR; returns the campaign's exit status. */
+int wtc_campaign_collect (const char *dir, bool quiet);
+
+#endif

@@ -1,0 +1,540 @@
+/* A campaign file and its cells. doc/design.md ("Campaigns") has the rules:
+ * which keys are axes, which options repeat, how ids are made. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "campaign/campaign.h"
+#include "lib/util.h"
+
+#define WTC_CAMPAIGN_GROUP "campaign"
+/* More cells than this is a typo in a seed range, not a campaign. */
+#define WTC_MAX_CELLS 100000
+
+/* Options wtrack-run accepts several times: their values add up (a variant
+ * adds to the campaign's) instead of replacing each other. */
+static const char *const wtc_repeatable[] = { "plugin-opt", "sysctl", NULL };
+/* Set by the campaign itself for every cell. */
+static const char *const wtc_reserved[] = { "out", "kernel", "modules", "fs", "workload",
+                                            "seed", "help", NULL };
+static const char *const wtc_releases[] = { "bullseye", "bookworm", "bookworm-backports",
+                                            "trixie", NULL };
+
+static bool
+wtc_in_list (const char *const *list, const char *s)
+{
+  for (; *list; list++)
+    if (strcmp (*list, s) == 0)
+      return true;
+  return false;
+}
+
+static void
+wtc_copt_free (struct wtc_copt *o)
+{
+  if (!o)
+    return;
+  g_free (o->key);
+  g_ptr_array_unref (o->values);
+  g_free (o);
+}
+
+static void
+wtc_variant_free (struct wtc_variant *v)
+{
+  if (!v)
+    return;
+  g_free (v->name);
+  g_ptr_array_unref (v->opts);
+  g_free (v);
+}
+
+void
+wtc_campaign_free (struct wtc_campaign *c)
+{
+  if (!c)
+    return;
+  g_clear_pointer (&c->kernels, g_ptr_array_unref);
+  g_clear_pointer (&c->fs, g_ptr_array_unref);
+  g_clear_pointer (&c->workloads, g_ptr_array_unref);
+  g_clear_pointer (&c->seeds, g_array_unref);
+  g_clear_pointer (&c->opts, g_ptr_array_unref);
+  g_clear_pointer (&c->variants, g_ptr_array_unref);
+  g_free (c);
+}
+
+void
+wtc_cell_free (struct wtc_cell *cell)
+{
+  if (!cell)
+    return;
+  g_free (cell->id);
+  g_free (cell->kernel);
+  g_free (cell->fs);
+  g_free (cell->variant);
+  g_free (cell->workload);
+  g_ptr_array_unref (cell->args);
+  g_free (cell);
+}
+
+/* Words separated by blanks, duplicates dropped (a cell appears once). */
+static GPtrArray *
+wtc_split_words (const char *s)
+{
+  GPtrArray *words = g_ptr_array_new_with_free_func (g_free);
+  g_auto (GStrv) parts = g_strsplit_set (s, " \t\n", -1);
+  for (char **p = parts; *p; p++) {
+    if (!**p)
+      continue;
+    bool dup = false;
+    for (guint i = 0; i < words->len && !dup; i++)
+      dup = strcmp (g_ptr_array_index (words, i), *p) == 0;
+    if (!dup)
+      g_ptr_array_add (words, g_strdup (*p));
+  }
+  return words;
+}
+
+static bool
+wtc_parse_u64 (const char *s, guint64 *out)
+{
+  if (!*s || !g_ascii_isdigit (*s))
+    return false;
+  char *end;
+  errno = 0;
+  guint64 v = g_ascii_strtoull (s, &end, 10);
+  if (errno || *end)
+    return false;
+  *out = v;
+  return true;
+}
+
+/* "1-50 7": every seed once, in order of first mention. */
+static GArray *
+wtc_parse_seeds (const char *where, const char *s, GError **error)
+{
+  g_autoptr (GArray) seeds = g_array_new (FALSE, FALSE, sizeof (guint64));
+  g_autoptr (GHashTable) seen = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+  g_autoptr (GPtrArray) words = wtc_split_words (s);
+  for (guint i = 0; i < words->len; i++) {
+    const char *w = g_ptr_array_index (words, i);
+    g_auto (GStrv) ends = g_strsplit (w, "-", 2);
+    guint64 first, last;
+    if (!wtc_parse_u64 (ends[0], &first)
+        || (ends[1] ? !wtc_parse_u64 (ends[1], &last) : (last = first, false)) || last < first
+        || last - first >= WTC_MAX_CELLS) {
+      g_set_error (error, WTC_ERROR, 0, "%s: bad seed or range: %s (N or FIRST-LAST)", where, w);
+      return NULL;
+    }
+    for (guint64 seed = first;; seed++) {
+      if (!g_hash_table_contains (seen, &seed)) {
+        g_hash_table_add (seen, g_memdup2 (&seed, sizeof seed));
+        g_array_append_val (seeds, seed);
+      }
+      if (seeds->len > WTC_MAX_CELLS) {
+        g_set_error (error, WTC_ERROR, 0, "%s: more than %d seeds", where, WTC_MAX_CELLS);
+        return NULL;
+      }
+      if (seed == last)
+        break;
+    }
+  }
+  return g_steal_pointer (&seeds);
+}
+
+static bool
+wtc_valid_key (const char *key)
+{
+  if (!g_ascii_islower (*key))
+    return false;
+  for (const char *p = key; *p; p++)
+    if (!g_ascii_islower (*p) && !g_ascii_isdigit (*p) && *p != '-')
+      return false;
+  return true;
+}
+
+/* One option of [campaign] or a variant: "true"/"yes" is a flag,
+ * "false"/"no" leaves it out (returns NULL without error). */
+static struct wtc_copt *
+wtc_copt_new (const char *where, const char *key, const char *value, GError **error)
+{
+  if (!wtc_valid_key (key)) {
+    g_set_error (error, WTC_ERROR, 0,
+                 "%s: bad option name: %s (a wtrack-run or workload long option without its dashes)",
+                 where, key);
+    return NULL;
+  }
+  if (wtc_in_list (wtc_reserved, key)) {
+    g_set_error (error, WTC_ERROR, 0, "%s: %s is set by the campaign for each cell", where, key);
+    return NULL;
+  }
+  g_autofree char *v = g_strstrip (g_strdup (value));
+  if (!*v) {
+    g_set_error (error, WTC_ERROR, 0, "%s: %s has no value (true for a flag)", where, key);
+    return NULL;
+  }
+  if (strpbrk (v, "\t\n")) {
+    g_set_error (error, WTC_ERROR, 0, "%s: %s: tabs and newlines are not allowed", where, key);
+    return NULL;
+  }
+  if (strcmp (v, "false") == 0 || strcmp (v, "no") == 0)
+    return NULL;
+  struct wtc_copt *o = g_new0 (struct wtc_copt, 1);
+  o->key = g_strdup (key);
+  o->repeatable = wtc_in_list (wtc_repeatable, key);
+  if (strcmp (v, "true") == 0 || strcmp (v, "yes") == 0)
+    o->values = g_ptr_array_new_with_free_func (g_free);
+  else if (o->repeatable)
+    o->values = wtc_split_words (v);
+  else {
+    o->values = g_ptr_array_new_with_free_func (g_free);
+    g_ptr_array_add (o->values, g_steal_pointer (&v));
+  }
+  return o;
+}
+
+/* Adds KEY=VALUE to opts, replacing an option of that name. */
+static bool
+wtc_opts_set (GPtrArray *opts, const char *where, const char *key, const char *value,
+              GError **error)
+{
+  g_autoptr (GError) err = NULL;
+  struct wtc_copt *o = wtc_copt_new (where, key, value, &err);
+  if (err) {
+    g_propagate_error (error, g_steal_pointer (&err));
+    return false;
+  }
+  for (guint i = 0; i < opts->len; i++)
+    if (strcmp (((struct wtc_copt *) g_ptr_array_index (opts, i))->key, key) == 0) {
+      g_ptr_array_remove_index (opts, i);
+      break;
+    }
+  if (o)
+    g_ptr_array_add (opts, o);
+  return true;
+}
+
+static bool
+wtc_check_kernel (const char *where, const char *spec, GError **error)
+{
+  if (g_str_has_prefix (spec, "debian:")) {
+    if (!wtc_in_list (wtc_releases, spec + 7)) {
+      g_set_error (error, WTC_ERROR, 0,
+                   "%s: unknown Debian release in %s (bullseye, bookworm, bookworm-backports, trixie)",
+                   where, spec);
+      return false;
+    }
+  } else if (g_str_has_prefix (spec, "build:")) {
+    if (!spec[6] || strstr (spec, "++") || g_str_has_suffix (spec, "+")) {
+      g_set_error (error, WTC_ERROR, 0, "%s: bad kernel spec %s (build:PATCH[+PATCH])", where, spec);
+      return false;
+    }
+  } else if (!strchr (spec, '/')) {
+    g_set_error (error, WTC_ERROR, 0,
+                 "%s: bad kernel spec %s (debian:RELEASE, build:PATCH[+PATCH] or a path to a bzImage)",
+                 where, spec);
+    return false;
+  }
+  return true;
+}
+
+static bool
+wtc_check_names (const char *where, GPtrArray *names, const char *const *allowed,
+                 GError **error)
+{
+  for (guint i = 0; i < names->len; i++)
+    if (!wtc_in_list (allowed, g_ptr_array_index (names, i))) {
+      g_set_error (error, WTC_ERROR, 0, "%s: unknown value: %s", where,
+                   (const char *) g_ptr_array_index (names, i));
+      return false;
+    }
+  return true;
+}
+
+/* A variant's name becomes part of cell ids and folder names. */
+static bool
+wtc_valid_variant (const char *name)
+{
+  if (!*name)
+    return false;
+  for (const char *p = name; *p; p++)
+    if (!g_ascii_isalnum (*p) && *p != '-' && *p != '_' && *p != '+')
+      return false;
+  return true;
+}
+
+static bool
+wtc_load_options (GKeyFile *kf, const char *path, const char *group, GPtrArray *opts,
+                  bool axes_allowed, GError **error)
+{
+  g_auto (GStrv) keys = g_key_file_get_keys (kf, group, NULL, error);
+  if (!keys)
+    return false;
+  g_autofree char *where = g_strdup_printf ("%s: [%s]", path, group);
+  for (char **k = keys; *k; k++) {
+    bool axis = strcmp (*k, "kernels") == 0 || strcmp (*k, "fs") == 0
+                || strcmp (*k, "workloads") == 0 || strcmp (*k, "seeds") == 0;
+    if (axis && axes_allowed)
+      continue;
+    if (axis) {
+      g_set_error (error, WTC_ERROR, 0, "%s: %s is an axis: only [campaign] may set it", where, *k);
+      return false;
+    }
+    g_autofree char *value = g_key_file_get_value (kf, group, *k, error);
+    if (!value || !wtc_opts_set (opts, where, *k, value, error))
+      return false;
+  }
+  return true;
+}
+
+static char *
+wtc_axis_value (GKeyFile *kf, const char *cli, const char *key, const char *fallback)
+{
+  if (cli)
+    return g_strdup (cli);
+  if (kf && g_key_file_has_key (kf, WTC_CAMPAIGN_GROUP, key, NULL))
+    return g_key_file_get_value (kf, WTC_CAMPAIGN_GROUP, key, NULL);
+  return g_strdup (fallback);
+}
+
+static bool
+wtc_load_file (struct wtc_campaign *c, GKeyFile *kf, const char *path, GError **error)
+{
+  if (!g_key_file_load_from_file (kf, path, G_KEY_FILE_NONE, error)) {
+    g_prefix_error (error, "%s: ", path);
+    return false;
+  }
+  if (!g_key_file_has_group (kf, WTC_CAMPAIGN_GROUP)) {
+    g_set_error (error, WTC_ERROR, 0, "%s: no [campaign] group", path);
+    return false;
+  }
+  if (!wtc_load_options (kf, path, WTC_CAMPAIGN_GROUP, c->opts, true, error))
+    return false;
+  g_auto (GStrv) groups = g_key_file_get_groups (kf, NULL);
+  for (char **g = groups; *g; g++) {
+    if (strcmp (*g, WTC_CAMPAIGN_GROUP) == 0)
+      continue;
+    if (!wtc_valid_variant (*g)) {
+      g_set_error (error, WTC_ERROR, 0,
+                   "%s: [%s]: a variant's name may hold letters, digits, '-', '_' and '+'", path, *g);
+      return false;
+    }
+    struct wtc_variant *v = g_new0 (struct wtc_variant, 1);
+    v->name = g_strdup (*g);
+    v->opts = g_ptr_array_new_with_free_func ((GDestroyNotify) wtc_copt_free);
+    g_ptr_array_add (c->variants, v);
+    if (!wtc_load_options (kf, path, *g, v->opts, false, error))
+      return false;
+  }
+  return true;
+}
+
+struct wtc_campaign *
+wtc_campaign_load (const char *path, const struct wtc_campaign_axes *axes, GError **error)
+{
+  static const char *const fs_names[] = { "ext2", "ext3", "ext4", "xfs", "btrfs", NULL };
+  static const char *const workload_names[] = { "linus2006", "torrent", "pwrite", NULL };
+  g_autoptr (wtc_campaign) c = g_new0 (struct wtc_campaign, 1);
+  c->opts = g_ptr_array_new_with_free_func ((GDestroyNotify) wtc_copt_free);
+  c->variants = g_ptr_array_new_with_free_func ((GDestroyNotify) wtc_variant_free);
+  g_autoptr (GKeyFile) kf = path ? g_key_file_new () : NULL;
+  if (path && !wtc_load_file (c, kf, path, error))
+    return NULL;
+  for (char **s = axes->set; s && *s; s++) {
+    g_auto (GStrv) kv = g_strsplit (*s, "=", 2);
+    if (!kv[0] || !kv[1]) {
+      g_set_error (error, WTC_ERROR, 0, "--set: expected KEY=VALUE: %s", *s);
+      return NULL;
+    }
+    if (!wtc_opts_set (c->opts, "--set", g_strstrip (kv[0]), kv[1], error))
+      return NULL;
+  }
+  const char *where = path ? path : "the command line";
+  g_autofree char *kernels = wtc_axis_value (kf, axes->kernels, "kernels", "debian:bookworm");
+  g_autofree char *fs = wtc_axis_value (kf, axes->fs, "fs", "ext4");
+  g_autofree char *workloads = wtc_axis_value (kf, axes->workloads, "workloads", "linus2006");
+  g_autofree char *seeds = wtc_axis_value (kf, axes->seeds, "seeds", "1");
+  c->kernels = wtc_split_words (kernels);
+  c->fs = wtc_split_words (fs);
+  c->workloads = wtc_split_words (workloads);
+  g_autofree char *w_fs = g_strdup_printf ("%s: fs", where);
+  g_autofree char *w_wl = g_strdup_printf ("%s: workloads", where);
+  g_autofree char *w_k = g_strdup_printf ("%s: kernels", where);
+  g_autofree char *w_s = g_strdup_printf ("%s: seeds", where);
+  if (!c->kernels->len || !c->fs->len || !c->workloads->len) {
+    g_set_error (error, WTC_ERROR, 0, "%s: kernels, fs and workloads need a value each", where);
+    return NULL;
+  }
+  for (guint i = 0; i < c->kernels->len; i++)
+    if (!wtc_check_kernel (w_k, g_ptr_array_index (c->kernels, i), error))
+      return NULL;
+  if (!wtc_check_names (w_fs, c->fs, fs_names, error)
+      || !wtc_check_names (w_wl, c->workloads, workload_names, error))
+    return NULL;
+  c->seeds = wtc_parse_seeds (w_s, seeds, error);
+  if (!c->seeds)
+    return NULL;
+  if (!c->seeds->len) {
+    g_set_error (error, WTC_ERROR, 0, "%s: no seed", w_s);
+    return NULL;
+  }
+  guint64 ncells = (guint64) c->kernels->len * c->fs->len * MAX (c->variants->len, 1)
+                   * c->workloads->len * c->seeds->len;
+  if (ncells > WTC_MAX_CELLS) {
+    g_set_error (error, WTC_ERROR, 0, "%s: %" PRIu64 " cells, more than %d", where, ncells,
+                 WTC_MAX_CELLS);
+    return NULL;
+  }
+  return g_steal_pointer (&c);
+}
+
+/* The kernel's part of a cell id: the release for debian:R, else a short
+ * hash of the spec (paths and patch names can be long and hold anything). */
+static char *
+wtc_kernel_slug (const char *spec)
+{
+  if (g_str_has_prefix (spec, "debian:"))
+    return g_strdup (spec + 7);
+  g_autofree char *sum = g_compute_checksum_for_string (G_CHECKSUM_SHA256, spec, -1);
+  if (g_str_has_prefix (spec, "build:"))
+    return g_strdup_printf ("build-%.8s", sum);
+  g_autofree char *base = g_path_get_basename (spec);
+  for (char *p = base; *p; p++)
+    if (!g_ascii_isalnum (*p) && *p != '-' && *p != '_' && *p != '+')
+      *p = '_';
+  return g_strdup_printf ("%.24s-%.8s", base, sum);
+}
+
+static void
+wtc_args_add_opts (GPtrArray *args, GPtrArray *opts)
+{
+  for (guint i = 0; i < opts->len; i++) {
+    const struct wtc_copt *o = g_ptr_array_index (opts, i);
+    if (!o->values->len)
+      g_ptr_array_add (args, g_strdup_printf ("--%s", o->key));
+    for (guint j = 0; j < o->values->len; j++) {
+      g_ptr_array_add (args, g_strdup_printf ("--%s", o->key));
+      g_ptr_array_add (args, g_strdup (g_ptr_array_index (o->values, j)));
+    }
+  }
+}
+
+/* The campaign's options, with a variant's replacing those of the same name
+ * (repeatable ones add up). */
+static GPtrArray *
+wtc_merged_opts (const struct wtc_campaign *c, const struct wtc_variant *v)
+{
+  GPtrArray *opts = g_ptr_array_new ();
+  for (guint i = 0; i < c->opts->len; i++) {
+    struct wtc_copt *o = g_ptr_array_index (c->opts, i);
+    bool replaced = false;
+    for (guint j = 0; v && j < v->opts->len && !replaced; j++) {
+      const struct wtc_copt *vo = g_ptr_array_index (v->opts, j);
+      replaced = !o->repeatable && strcmp (vo->key, o->key) == 0;
+    }
+    if (!replaced)
+      g_ptr_array_add (opts, o);
+  }
+  for (guint j = 0; v && j < v->opts->len; j++)
+    g_ptr_array_add (opts, g_ptr_array_index (v->opts, j));
+  return opts;
+}
+
+static struct wtc_cell *
+wtc_cell_new (const struct wtc_campaign *c, const char *kernel, const char *fs,
+              const struct wtc_variant *v, const char *workload, guint64 seed)
+{
+  struct wtc_cell *cell = g_new0 (struct wtc_cell, 1);
+  cell->kernel = g_strdup (kernel);
+  cell->fs = g_strdup (fs);
+  cell->variant = v ? g_strdup (v->name) : NULL;
+  cell->workload = g_strdup (workload);
+  cell->seed = seed;
+  g_autofree char *slug = wtc_kernel_slug (kernel);
+  cell->id = v ? g_strdup_printf ("%s.%s.%s.%s.s%" PRIu64, slug, fs, v->name, workload, seed)
+               : g_strdup_printf ("%s.%s.%s.s%" PRIu64, slug, fs, workload, seed);
+  cell->args = g_ptr_array_new_with_free_func (g_free);
+  g_ptr_array_add (cell->args, g_strdup ("--fs"));
+  g_ptr_array_add (cell->args, g_strdup (fs));
+  g_ptr_array_add (cell->args, g_strdup ("--workload"));
+  g_ptr_array_add (cell->args, g_strdup (workload));
+  g_ptr_array_add (cell->args, g_strdup ("--seed"));
+  g_ptr_array_add (cell->args, g_strdup_printf ("%" PRIu64, seed));
+  g_autoptr (GPtrArray) opts = wtc_merged_opts (c, v);
+  wtc_args_add_opts (cell->args, opts);
+  return cell;
+}
+
+GPtrArray *
+wtc_campaign_cells (const struct wtc_campaign *c)
+{
+  GPtrArray *cells = g_ptr_array_new_with_free_func ((GDestroyNotify) wtc_cell_free);
+  guint nvariants = MAX (c->variants->len, 1);
+  for (guint k = 0; k < c->kernels->len; k++)
+    for (guint f = 0; f < c->fs->len; f++)
+      for (guint v = 0; v < nvariants; v++)
+        for (guint w = 0; w < c->workloads->len; w++)
+          for (guint s = 0; s < c->seeds->len; s++)
+            g_ptr_array_add (cells, wtc_cell_new (c, g_ptr_array_index (c->kernels, k),
+                                                  g_ptr_array_index (c->fs, f),
+                                                  c->variants->len
+                                                    ? g_ptr_array_index (c->variants, v) : NULL,
+                                                  g_ptr_array_index (c->workloads, w),
+                                                  g_array_index (c->seeds, guint64, s)));
+  return cells;
+}
+
+bool
+wtc_plan_write (GPtrArray *cells, const char *path, GError **error)
+{
+  g_autoptr (GString) s = g_string_new (NULL);
+  for (guint i = 0; i < cells->len; i++) {
+    const struct wtc_cell *cell = g_ptr_array_index (cells, i);
+    g_string_append_printf (s, "%s\t%s\t%s\t%s\t%s\t%" PRIu64, cell->id, cell->kernel, cell->fs,
+                            cell->variant ? cell->variant : "-", cell->workload, cell->seed);
+    for (guint j = 0; j < cell->args->len; j++)
+      g_string_append_printf (s, "\t%s", (const char *) g_ptr_array_index (cell->args, j));
+    g_string_append_c (s, '\n');
+  }
+  if (strcmp (path, "-") == 0)
+    return fwrite (s->str, 1, s->len, stdout) == s->len;
+  return g_file_set_contents (path, s->str, s->len, error);
+}
+
+GPtrArray *
+wtc_plan_read (const char *path, GError **error)
+{
+  g_autofree char *text = NULL;
+  if (!g_file_get_contents (path, &text, NULL, error))
+    return NULL;
+  g_autoptr (GPtrArray) cells = g_ptr_array_new_with_free_func ((GDestroyNotify) wtc_cell_free);
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  guint lineno = 0;
+  for (char **l = lines; *l; l++) {
+    lineno++;
+    if (!**l)
+      continue;
+    g_auto (GStrv) f = g_strsplit (*l, "\t", -1);
+    guint n = g_strv_length (f);
+    guint64 seed;
+    if (n < 6 || !*f[0] || !wtc_parse_u64 (f[5], &seed)) {
+      g_set_error (error, WTC_ERROR, 0, "%s: line %u: not a cell (id, kernel, fs, variant, "
+                   "workload, seed, arguments, separated by tabs)", path, lineno);
+      return NULL;
+    }
+    struct wtc_cell *cell = g_new0 (struct wtc_cell, 1);
+    cell->id = g_strdup (f[0]);
+    cell->kernel = g_strdup (f[1]);
+    cell->fs = g_strdup (f[2]);
+    cell->variant = strcmp (f[3], "-") ? g_strdup (f[3]) : NULL;
+    cell->workload = g_strdup (f[4]);
+    cell->seed = seed;
+    cell->args = g_ptr_array_new_with_free_func (g_free);
+    for (guint j = 6; j < n; j++)
+      g_ptr_array_add (cell->args, g_strdup (f[j]));
+    g_ptr_array_add (cells, cell);
+  }
+  return g_steal_pointer (&cells);
+}

@@ -1,0 +1,19 @@
+/* The HTML report's stylesheet and script (checker/check/report-html.css and
+ * checker/check/report-html.js, kept as plain files so they can be read and
+ * linted as what they are), embedded at build time by the assembler's
+ * .incbin and NUL-terminated. checker/checker.mk makes this object depend
+ * on both files. */
+__asm__ (".section .rodata\n"
+         ".global wtc_html_css\n"
+         ".hidden wtc_html_css\n"
+         ".type wtc_html_css, @object\n"
+         "wtc_html_css:\n"
+         ".incbin \"checker/check/report-html.css\"\n"
+         ".byte 0\n"
+         ".global wtc_html_js\n"
+         ".hidden wtc_html_js\n"
+         ".type wtc_html_js, @object\n"
+         "wtc_html_js:\n"
+         ".incbin \"checker/check/report-html.js\"\n"
+         ".byte 0\n"
+         ".previous\n");

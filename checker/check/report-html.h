@@ -1,0 +1,21 @@
+/* The HTML report: a page that needs no server and no network. */
+#ifndef WTC_REPORT_HTML_H
+#define WTC_REPORT_HTML_H
+
+#include <stdbool.h>
+
+#include <glib.h>
+
+#include "check/check.h"
+
+/* wtrack check --html FILE: the run's report (one more pass over the log
+ * for its pictures; doc/report-html.md). */
+bool wtc_report_html (const struct wtc_check *c, const char *path, GError **error);
+
+/* The page around any data: inline CSS and script, json embedded as the
+ * element #wtdata; the script draws what json's "kind" names ("run"). A
+ * campaign's summary can reuse it with a kind of its own. */
+bool wtc_html_page (const char *path, const char *title, const char *json,
+                    GError **error);
+
+#endif

@@ -1,0 +1,67 @@
+/* The image a replay writes: a regular file (kept sparse: zeroed and trimmed
+ * ranges become holes) or a block device (zeroed with BLKZEROOUT). Shared by
+ * replay, export and crash. */
+#ifndef WTC_LIB_TARGET_H
+#define WTC_LIB_TARGET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <glib.h>
+
+#include "image-apply.h"
+#include "wtlog.h"
+
+/* The image is common/image-apply.h's struct wt_image: its apply code is
+ * the plugin's too. */
+
+/* Whether a and b name the same file or device (the output must never be
+ * the base: creating it would truncate the base). */
+bool wtc_same_file (const char *a, const char *b);
+
+/* Opens path for writing: a block device as it is (it must hold at least
+ * min_size bytes), a file created or truncated to size bytes. */
+struct wt_image *wtc_target_create (const char *path, uint64_t size,
+                                      uint64_t min_size, GError **error);
+/* Opens an existing file or device read-write without changing its size. */
+struct wt_image *wtc_target_open (const char *path, GError **error);
+void wtc_target_close (struct wt_image *t);
+typedef struct wt_image wtc_target;
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (wtc_target, wtc_target_close)
+
+/* Copies the first len bytes of the file src_fd into t, skipping the
+ * source's holes (they become holes in a file, zeroes on a device). */
+bool wtc_target_copy_from (struct wt_image *t, int src_fd, const char *src_name,
+                           uint64_t len, GError **error);
+/* Copies base (a file or a device) into t; base must not be smaller than
+ * min_size. */
+bool wtc_target_copy_base (struct wt_image *t, const char *base,
+                           uint64_t min_size, GError **error);
+
+/* The size of a file, or of a block device. */
+bool wtc_file_size (const char *path, uint64_t *size, GError **error);
+/* The size of base, which must not be smaller than min_size (the error
+ * says so). Callers check the base this way before they create or truncate
+ * their output, so a refused base leaves the output as it was. */
+bool wtc_base_size (const char *base, uint64_t min_size, uint64_t *size,
+                    GError **error);
+
+bool wtc_target_write (struct wt_image *t, uint64_t offset, const void *buf,
+                       uint64_t len, GError **error);
+/* Makes [offset, offset+len) read as zeroes, exactly that byte range. */
+bool wtc_target_zero (struct wt_image *t, uint64_t offset, uint64_t len,
+                      GError **error);
+bool wtc_target_read (struct wt_image *t, uint64_t offset, void *buf,
+                      uint64_t len, GError **error);
+bool wtc_target_sync (struct wt_image *t, GError **error);
+
+/* What a log record does to the disk, applied to t: WRITE writes its data,
+ * ZERO and TRIM zero their range, everything else (FLUSH, CHANNEL, OPEN,
+ * CLOSE, FAILED requests) leaves the disk alone. A WRITE without data is an
+ * error naming its seq. */
+bool wtc_target_apply (struct wt_image *t, const struct wtlog_record *rec,
+                       GError **error);
+/* Whether wtc_target_apply changes the disk for this record. */
+bool wtc_record_changes_disk (const struct wtlog_record *rec);
+
+#endif
