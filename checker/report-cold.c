@@ -40,7 +40,8 @@ wtc_cold_text_run (const struct wtc_cold *k, const struct wtc_cold_run *r, FILE 
            b->file_sector * WT_SECTOR_SIZE, r->count, r->count == 1 ? "" : "s");
   switch (b->cls) {
   case WTC_COLD_MISSING:
-    fputs ("past the file's end after the reboot", out);
+    fputs (k->files[b->file].error ? "the file cannot be read after the reboot"
+           : "past the file's end after the reboot", out);
     break;
   case WTC_COLD_UNREADABLE:
     fprintf (out, "the read failed: %s", wtc_errno_name (b->err, ebuf, sizeof ebuf));
