@@ -95,8 +95,8 @@ wtc_cold_text_file (const struct wtc_check *c, uint32_t fi, int max_runs, FILE *
              runs->len - (guint) max_runs);
 }
 
-/* The cold verdict line and the fsck line; then, unless quiet, the
- * damaged files. */
+/* The cold verdict line and the fsck line; then, unless max_runs < 0
+ * (--quiet: the lines alone), fsck's output and the damaged files. */
 void
 wtc_cold_report_text (const struct wtc_check *c, int max_runs, FILE *out)
 {
@@ -126,13 +126,13 @@ wtc_cold_report_text (const struct wtc_check *c, int max_runs, FILE *out)
   if (k->fsck_ran) {
     g_autofree char *cmd = wtc_text_safe (k->fsck_command ? k->fsck_command : "?");
     fprintf (out, "fsck: %s (%s, exit %d)\n", k->fsck_verdict, cmd, k->fsck_status);
-    if (strcmp (k->fsck_verdict, "clean") != 0)
+    if (strcmp (k->fsck_verdict, "clean") != 0 && max_runs >= 0)
       for (guint i = 0; i < k->fsck_lines->len; i++) {
         g_autofree char *l = wtc_text_safe (g_ptr_array_index (k->fsck_lines, i));
         fprintf (out, "  | %s\n", l);
       }
   }
-  for (uint32_t fi = 0; k->mf && fi < c->mf->nfiles; fi++)
+  for (uint32_t fi = 0; max_runs >= 0 && k->mf && fi < c->mf->nfiles; fi++)
     if (k->files[fi].bad || k->files[fi].error || k->files[fi].cold_size != c->mf->files[fi].size)
       wtc_cold_text_file (c, fi, max_runs, out);
 }

@@ -277,7 +277,8 @@ wtc_report_text (const struct wtc_check *c, const struct wtc_report_opts *o,
     fputs ("; the disk after a reboot is damaged (cold, below)", out);
   fputc ('\n', out);
   if (o->quiet) {
-    wtc_cold_report_text (c, 0, out);
+    if (c->cold.ran || c->cold.fsck_ran)
+      wtc_cold_report_text (c, -1, out);
     return;
   }
   wtc_text_inputs (c, out);

@@ -9,7 +9,7 @@
 cold_runs=yes
 . "$(dirname "$0")/lib-run.sh"
 require_tools mkfs.xfs e2fsck xfs_repair dumpe2fs qemu-img /usr/bin/python3
-plan 27
+plan 28
 
 # key=value facts of run NAME's report.json: verdicts, counts, fsck.
 json_facts () {
@@ -61,6 +61,17 @@ check "ext4: disk.img is unchanged by the cold pass (cold.qcow2 is an overlay)" 
   cmp -s <(qemu-img info --output=json "$T/ext4/cold.qcow2" | grep -o '"backing-filename": "[^"]*"') \
   <(echo '"backing-filename": "disk.img"')
 check "ext4: report.txt has the cold verdict line" grep -q '^cold: clean: 0 of 1 files differ after a reboot' "$T/ext4/report.txt"
+# --cold-only: the pass, fsck and the check again on the finished run.
+rm -f "$T/ext4/cold.bin" "$T/ext4/fsck.txt" "$T/ext4/report.txt"
+cold_only_status=0
+"$TOP/scripts/wtrack-run" --cold-only "$T/ext4" >"$T/cold-only.out" 2>"$T/cold-only.err" \
+  || cold_only_status=$?
+diag "cold-only: exit $cold_only_status"
+cold_only_ok () {
+  [ "$cold_only_status" = 0 ] && [ -s "$T/ext4/cold.bin" ] \
+    && grep -q '^cold: clean' "$T/ext4/report.txt" && grep -q '^fsck: clean' "$T/ext4/report.txt"
+}
+check "--cold-only DIR: exits 0 and the report has the cold and fsck lines again" cold_only_ok
 clean_case xfs --fs xfs --disk-size 1G --workload linus2006 --size 4M --seed 3
 clean_case ext2 --fs ext2 --mkfs-opts "-b 4096" --workload pwrite --files 2 --size 1M --ops 50 --seed 4
 
