@@ -15,7 +15,7 @@
 #include "sector-hash.h"
 
 struct wtc_check_opts {
-  char *image, *log, *channel, *json, *html;
+  char *image, *log, *channel, *json, *html, *cold, *fsck, *base;
   int max_runs;
   gboolean no_manifest, quiet, stats;
 };
@@ -37,6 +37,7 @@ wtc_check_clear (struct wtc_check *c)
     g_array_unref (c->marks);
   if (c->mapped)
     g_array_unref (c->mapped);
+  wtc_cold_clear (&c->cold);
 }
 
 /* The channel and its final manifest. Returns false when there is no
@@ -64,9 +65,9 @@ wtc_check_read_channel (struct wtc_check *c)
 static int
 wtc_check_status (const struct wtc_check *c)
 {
-  if (!wtc_inputs_complete (c))
+  if (!wtc_inputs_complete (c) || (c->cold.ran && c->cold.error))
     return WT_EXIT_ERROR;
-  return c->bad->len ? WT_EXIT_DAMAGE : WT_EXIT_OK;
+  return c->bad->len || wtc_cold_damaged (&c->cold) ? WT_EXIT_DAMAGE : WT_EXIT_OK;
 }
 
 /* --stats: what the check read and how fast, on stderr (scripts/bench-check
@@ -91,6 +92,11 @@ wtc_check_run (struct wtc_check *c, const struct wtc_check_opts *o)
              c->channel_error ? c->channel_error : "");
     return WT_EXIT_ERROR;
   }
+  if (c->mf->flags & WTMF_FLAG_COLD) {
+    wtc_cli_error ("%s: the final manifest is flagged cold (a cold pass's channel, not the run's)",
+                   c->channel_path);
+    return WT_EXIT_ERROR;
+  }
   if (c->mf->sector_size != WT_SECTOR_SIZE || c->mf->hash_id != WT_HASH_XXH3_64) {
     wtc_cli_error ("%s: manifest has sector size %" PRIu32 " and hash id %" PRIu32
              ", only 512 and 1 (XXH3-64) are known", c->channel_path, c->mf->sector_size,
@@ -107,6 +113,7 @@ wtc_check_run (struct wtc_check *c, const struct wtc_check_opts *o)
     g_clear_error (&error);
   }
   wtc_classify (c);
+  wtc_cold_check (c, o->cold, o->fsck, o->base);
   if (o->stats)
     wtc_check_stats (c, (double) (g_get_monotonic_time () - log_start) / 1e6);
   struct wtc_report_opts ro = { o->max_runs, o->quiet };
@@ -198,6 +205,9 @@ wtc_check_parse (int *argc, char ***argv, struct wtc_check_opts *o)
     { "image", 0, 0, G_OPTION_ARG_FILENAME, &o->image, "the disk image (default RUN_DIR/disk.img)", "IMAGE" },
     { "log", 0, 0, G_OPTION_ARG_FILENAME, &o->log, "the write log (default RUN_DIR/writes.wtlog)", "LOG" },
     { "channel", 0, 0, G_OPTION_ARG_FILENAME, &o->channel, "the guest's channel (default RUN_DIR/channel.bin)", "CHANNEL" },
+    { "cold", 0, 0, G_OPTION_ARG_FILENAME, &o->cold, "the cold pass's channel (default RUN_DIR/cold.bin when it exists)", "COLD" },
+    { "fsck", 0, 0, G_OPTION_ARG_FILENAME, &o->fsck, "fsck of the recovered disk (default RUN_DIR/fsck.txt when it exists)", "FILE" },
+    { "base", 0, 0, G_OPTION_ARG_FILENAME, &o->base, "the disk before the run, to tell stale sectors (default RUN_DIR/base.img)", "IMAGE" },
     { "json", 0, 0, G_OPTION_ARG_FILENAME, &o->json, "write the full report as JSON to FILE", "FILE" },
     { "html", 0, 0, G_OPTION_ARG_FILENAME, &o->html, "write a self-contained HTML report to FILE (disk map, files, timeline)", "FILE" },
     { "max-runs", 0, 0, G_OPTION_ARG_INT, &o->max_runs, "runs and pages printed per file (default 50; the JSON has all)", "N" },
@@ -227,9 +237,20 @@ wtc_check_parse (int *argc, char ***argv, struct wtc_check_opts *o)
     "--html FILE: one page, no server or network needed: the disk map, each\n"
     "file's pages and extents, the timeline of writes, flushes and MARKs\n"
     "(doc/report-html.md).\n"
+    "Cold pass (scripts/wtrack-run): cold.bin holds the files as a freshly\n"
+    "booted kernel read them back after mounting the disk (journal recovery\n"
+    "done). Each file sector whose cold read differs from what it must hold\n"
+    "gets one class: missing (past the file's cold end, or no file), unreadable\n"
+    "(the read failed), unmapped (no disk block), moved (the file now points at\n"
+    "another disk sector than the warm FIEMAP said: both are named), stale (the\n"
+    "disk sector holds its pre-run content, base.img) or lost. fsck.txt (the\n"
+    "fsck of the recovered disk) is reported; its errors are damage.\n"
+    "Warm sectors the log wrote whose disk still holds the pre-run content are\n"
+    "called stale.\n\n"
     "Extents flagged unmappable (inline, encoded) are counted as not checkable,\n"
     "not as damage. Memory grows with the damage, not with the log or the disk.\n\n"
-    "Verdict: damaged (a compared sector differs), clean (every sector the\n"
+    "Verdict: damaged (a compared sector differs, warm or cold, or fsck found\n"
+    "errors), clean (every sector the\n"
     "manifest places on the disk was compared, once, and matched), or unchecked\n"
     "(nothing differs, but some sectors could not be compared: extents misaligned\n"
     "or off the disk image, a truncated image, file sectors claimed by two\n"
@@ -269,6 +290,16 @@ wt_cmd_check (int argc, char **argv)
     : dir ? g_build_filename (dir, "channel.bin", NULL) : NULL;
   g_autofree char *json = o.json;
   g_autofree char *html = o.html;
+  g_autofree char *cold = o.cold ? o.cold : dir ? g_build_filename (dir, "cold.bin", NULL) : NULL;
+  g_autofree char *fsck = o.fsck ? o.fsck : dir ? g_build_filename (dir, "fsck.txt", NULL) : NULL;
+  g_autofree char *base = o.base ? o.base : dir ? g_build_filename (dir, "base.img", NULL) : NULL;
+  if (o.cold && !g_file_test (o.cold, G_FILE_TEST_EXISTS)) {
+    wtc_cli_error ("--cold %s: no such file", o.cold);
+    return WT_EXIT_ERROR;
+  }
+  o.cold = cold;
+  o.fsck = fsck;
+  o.base = base;
   struct wtc_check c = {
     .image_path = image, .log_path = log, .channel_path = channel,
     .bad = g_array_new (FALSE, TRUE, sizeof (struct wtc_bad)),
@@ -276,8 +307,13 @@ wt_cmd_check (int argc, char **argv)
     .marks = g_array_new (FALSE, FALSE, sizeof (struct wtc_mark)),
     .mapped = g_array_new (FALSE, FALSE, sizeof (struct wtc_segment)),
   };
-  int status = !wtc_store_log_applied ("wtrack check", log, image) ? WT_EXIT_ERROR
-    : o.no_manifest ? wtc_check_no_manifest (&c, &o) : wtc_check_run (&c, &o);
+  g_autoptr (GError) error = NULL;
+  if (!wtc_store_log_applied (log, image, &error)) {
+    wtc_cli_error ("%s", error->message);
+    wtc_check_clear (&c);
+    return WT_EXIT_ERROR;
+  }
+  int status = o.no_manifest ? wtc_check_no_manifest (&c, &o) : wtc_check_run (&c, &o);
   wtc_check_clear (&c);
   return status;
 }

@@ -50,8 +50,10 @@ wtc_verify (const char *log, const char *image)
   g_autoptr (GError) error = NULL;
   struct wtlog_header h;
   struct wtlog_status st;
-  if (!wtc_store_log_applied ("wtrack verify", log, image))
+  if (!wtc_store_log_applied (log, image, &error)) {
+    wtc_cli_error ("%s", error->message);
     return WT_EXIT_ERROR;
+  }
   g_autoptr (wtc_lastmap) map = wtc_lastmap_from_log (log, &h, &st, NULL, &error);
   if (!map) {
     wtc_cli_error ("%s", error->message);

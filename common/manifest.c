@@ -83,6 +83,15 @@ wtmf_buf_header (struct wtmf_buf *b, uint32_t nfiles, uint32_t nops,
 }
 
 void
+wtmf_buf_header_cold (struct wtmf_buf *b, uint32_t nfiles)
+{
+  size_t at = b->len;
+  wtmf_buf_header (b, nfiles, 0, 0);
+  if (!b->failed)
+    wt_put32 (b->p + at + 32, WTMF_FLAG_COLD);
+}
+
+void
 wtmf_buf_file (struct wtmf_buf *b, const struct wtmf_file *f)
 {
   size_t plen = strlen (f->path);
@@ -94,6 +103,7 @@ wtmf_buf_file (struct wtmf_buf *b, const struct wtmf_file *f)
   wt_put64 (p + 8, f->inode);
   wt_put64 (p + 16, f->size);
   wt_put32 (p + 24, f->nextents);
+  wt_put32 (p + 28, f->error);
   wtmf_buf_bytes (b, f->path, plen);
   for (uint32_t i = 0; i < f->nextents; i++) {
     const struct wtmf_extent *e = &f->extents[i];
@@ -221,7 +231,8 @@ wtmf_check_sector_ops (struct wtmf_cursor *c, const struct wtmf_file *f,
 }
 
 static int
-wtmf_parse_file (struct wtmf_cursor *c, struct wtmf_file *f, uint32_t nops)
+wtmf_parse_file (struct wtmf_cursor *c, struct wtmf_file *f, uint32_t nops,
+                 bool cold)
 {
   size_t at = c->pos;
   const unsigned char *p = wtmf_take (c, WTMF_FILE_FIXED, "a file entry");
@@ -232,6 +243,10 @@ wtmf_parse_file (struct wtmf_cursor *c, struct wtmf_file *f, uint32_t nops)
   f->inode = wt_get64 (p + 8);
   f->size = wt_get64 (p + 16);
   f->nextents = wt_get32 (p + 24);
+  f->error = wt_get32 (p + 28);
+  if (f->error && !cold)
+    return wtmf_bad (c, at + 28, "file %" PRIu32 ": error %" PRIu32
+                     " in a manifest not flagged cold", f->id, f->error);
   if (plen == 0 || plen > WTMF_MAX_PATH)
     return wtmf_bad (c, at + 4, "file %" PRIu32 ": path length %" PRIu32
                      " is not in 1..%d", f->id, plen, WTMF_MAX_PATH);
@@ -263,7 +278,8 @@ wtmf_parse_file (struct wtmf_cursor *c, struct wtmf_file *f, uint32_t nops)
     return wtmf_bad (c, at, "out of memory for %" PRIu64 " sectors", f->nsectors);
   memcpy (f->hashes, h, 8 * f->nsectors);
   memcpy (f->ops, o, 4 * f->nsectors);
-  return wtmf_check_sector_ops (c, f, ops_at, nops);
+  /* Cold: the u32s are errnos, not op numbers. */
+  return cold ? 0 : wtmf_check_sector_ops (c, f, ops_at, nops);
 }
 
 /* A file's id and the byte its entry starts at. Sorted by id, they find an
@@ -355,6 +371,13 @@ wtmf_parse (const unsigned char *buf, size_t len, struct wtmf_manifest *m,
   m->nfiles = wt_get32 (p + 20);
   m->nops = wt_get32 (p + 24);
   m->checkpoint = wt_get32 (p + 28);
+  m->flags = wt_get32 (p + 32);
+  if (m->flags & ~WTMF_FLAG_ALL)
+    return wtmf_bad (&c, 32, "unknown flags 0x%" PRIx32, m->flags);
+  bool cold = m->flags & WTMF_FLAG_COLD;
+  if (cold && (m->nops || m->checkpoint))
+    return wtmf_bad (&c, 24, "a cold manifest with %" PRIu32 " ops and checkpoint %" PRIu32
+                     " (both must be 0)", m->nops, m->checkpoint);
   if (m->version != WTMF_VERSION)
     return wtmf_bad (&c, 8, "unsupported version %" PRIu32, m->version);
   if (m->sector_size != WT_SECTOR_SIZE)
@@ -377,7 +400,7 @@ wtmf_parse (const unsigned char *buf, size_t len, struct wtmf_manifest *m,
   }
   for (uint32_t i = 0; i < m->nfiles; i++) {
     ids[i].at = c.pos;
-    if (wtmf_parse_file (&c, &m->files[i], m->nops) == -1)
+    if (wtmf_parse_file (&c, &m->files[i], m->nops, cold) == -1)
       goto fail;
     ids[i].id = m->files[i].id;
   }

@@ -4,10 +4,11 @@
  *
  *   header, 40 bytes: magic "WTMANIF1", u32 version = 1, u32 sector size,
  *     u32 hash id, u32 file count, u32 op count, u32 checkpoint (0 = final),
- *     u32 reserved = 0, u32 reserved = 0
+ *     u32 flags (1 COLD: read back by a freshly booted kernel), u32 reserved = 0
  *   file count times:
  *     u32 id, u32 path length, u64 inode, u64 size, u32 extent count,
- *     u32 reserved = 0 (32 bytes); the path (no NUL) padded to 8 bytes;
+ *     u32 error (cold: the errno opening the file failed with, else 0)
+ *     (32 bytes); the path (no NUL) padded to 8 bytes;
  *     extents, 32 bytes each: u64 logical, u64 physical, u64 length,
  *       u32 flags, u32 reserved = 0;
  *     ceil(size / 512) u64 expected sector hashes (the last sector zero-padded
@@ -33,6 +34,14 @@
 #define WTMF_OP_SIZE 32
 #define WTMF_TRAILER_SIZE 8
 #define WTMF_MAX_PATH 4096
+
+/* Header flags. A cold manifest is the disk as a freshly booted kernel
+ * reads it: hashes are what the files read, not what they must hold; it has
+ * no ops, a file's error and each sector's u32 carry errnos instead. */
+enum wtmf_flag {
+  WTMF_FLAG_COLD = 1,
+};
+#define WTMF_FLAG_ALL 1u
 
 enum wtmf_extent_flag {
   WTMF_EXT_UNWRITTEN = 1,
@@ -68,7 +77,8 @@ struct wtmf_file {
   struct wtmf_extent *extents;
   uint64_t nsectors;            /* ceil(size / 512) */
   uint64_t *hashes;
-  uint32_t *ops;
+  uint32_t *ops;                /* cold: the errno reading each sector, 0 */
+  uint32_t error;               /* cold: the errno opening the file, 0 */
 };
 
 struct wtmf_op {
@@ -84,6 +94,7 @@ struct wtmf_manifest {
   uint32_t sector_size;
   uint32_t hash_id;
   uint32_t checkpoint;
+  uint32_t flags;               /* WTMF_FLAG_* */
   uint32_t nfiles;
   struct wtmf_file *files;
   uint32_t nops;
@@ -103,6 +114,8 @@ struct wtmf_buf {
 };
 void wtmf_buf_header (struct wtmf_buf *b, uint32_t nfiles, uint32_t nops,
                       uint32_t checkpoint);
+/* A cold manifest's header: flag COLD, checkpoint 0, no ops. */
+void wtmf_buf_header_cold (struct wtmf_buf *b, uint32_t nfiles);
 void wtmf_buf_file (struct wtmf_buf *b, const struct wtmf_file *f);
 void wtmf_buf_op (struct wtmf_buf *b, const struct wtmf_op *op);
 int wtmf_buf_finish (struct wtmf_buf *b);

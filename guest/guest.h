@@ -46,6 +46,7 @@ struct wtg_options {
   uint32_t fsync_every;
   int status;                   /* result: --status */
   const char *error;            /* result: --error */
+  const char *warm;             /* cold: --warm, the run's channel */
   bool verbose;
   char args[4096];              /* the whole argv, for HELLO */
 };
@@ -163,5 +164,6 @@ int wtg_linus2006 (struct wtg_run *run);
 int wtg_torrent (struct wtg_run *run);
 int wtg_pwrite (struct wtg_run *run);
 int wtg_manifest_files (struct wtg_run *run);
+int wtg_cold (struct wtg_run *run);
 
 #endif

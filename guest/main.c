@@ -21,11 +21,11 @@
 /* Which commands an option applies to. */
 enum {
   WTG_C_LINUS = 1, WTG_C_TORRENT = 2, WTG_C_PWRITE = 4, WTG_C_MANIFEST = 8,
-  WTG_C_RESULT = 16, WTG_C_MARK = 32, WTG_C_TEXT = 64,
+  WTG_C_RESULT = 16, WTG_C_MARK = 32, WTG_C_TEXT = 64, WTG_C_COLD = 128,
 };
 #define WTG_C_WORKLOADS (WTG_C_LINUS | WTG_C_TORRENT | WTG_C_PWRITE)
 #define WTG_C_MESSAGES (WTG_C_RESULT | WTG_C_MARK | WTG_C_TEXT)
-#define WTG_C_ALL 127
+#define WTG_C_ALL 255
 
 struct wtg_command {
   const char *name;
@@ -38,6 +38,7 @@ static const struct wtg_command wtg_commands[] = {
   { "torrent", WTG_C_TORRENT, wtg_torrent },
   { "pwrite", WTG_C_PWRITE, wtg_pwrite },
   { "manifest", WTG_C_MANIFEST, wtg_manifest_files },
+  { "cold", WTG_C_COLD, wtg_cold },
   { "result", WTG_C_RESULT, NULL },
   { "mark", WTG_C_MARK, NULL },
   { "text", WTG_C_TEXT, NULL },
@@ -49,7 +50,7 @@ enum {
   WTG_O_CHECKPOINT, WTG_O_FS_ROOT, WTG_O_MANIFEST_OUT, WTG_O_SIZE, WTG_O_CHUNK,
   WTG_O_PASSES, WTG_O_FILES, WTG_O_PIECE, WTG_O_WINDOWS, WTG_O_THREADS,
   WTG_O_OPS, WTG_O_FSYNC_EVERY, WTG_O_STATUS, WTG_O_ERROR, WTG_O_VERBOSE,
-  WTG_O_HELP,
+  WTG_O_HELP, WTG_O_WARM,
 };
 
 static const struct option wtg_long_options[] = {
@@ -73,6 +74,7 @@ static const struct option wtg_long_options[] = {
   { "error", required_argument, NULL, WTG_O_ERROR },
   { "verbose", no_argument, NULL, WTG_O_VERBOSE },
   { "help", no_argument, NULL, WTG_O_HELP },
+  { "warm", required_argument, NULL, WTG_O_WARM },
   { NULL, 0, NULL, 0 },
 };
 
@@ -99,6 +101,7 @@ static const unsigned wtg_option_scope[] = {
   WTG_SCOPE (WTG_O_ERROR) = WTG_C_RESULT,
   WTG_SCOPE (WTG_O_VERBOSE) = WTG_C_ALL,
   WTG_SCOPE (WTG_O_HELP) = WTG_C_ALL,
+  WTG_SCOPE (WTG_O_WARM) = WTG_C_COLD,
 };
 
 static void
@@ -107,6 +110,7 @@ wtg_usage (FILE *out)
   fprintf (out,
 "Usage: wtrack-guest WORKLOAD [OPTION]... DIR\n"
 "       wtrack-guest manifest [OPTION]... FILE...\n"
+"       wtrack-guest cold --warm DEV --channel DEV MOUNT\n"
 "       wtrack-guest result --channel DEV --status N [--error TEXT]\n"
 "       wtrack-guest mark --channel DEV LABEL...\n"
 "       wtrack-guest text --channel DEV TEXT...\n"
@@ -125,6 +129,9 @@ wtg_usage (FILE *out)
 "  pwrite      fill sequentially, then random pwrite of 512 B..64 KiB (a\n"
 "              quarter unaligned) with periodic fsync of every file\n"
 "  manifest    only the manifest of existing FILEs (hashes read from them)\n"
+"  cold        after a reboot: every file the final manifest on the warm\n"
+"              channel DEV lists, read back under MOUNT (size, per-sector\n"
+"              hashes, FIEMAP extents), sent as a manifest flagged cold\n"
 "\n"
 "Common options:\n"
 "  --channel DEV          the channel block device (without it and without\n"
@@ -155,6 +162,8 @@ wtg_usage (FILE *out)
 "  --files N              files (default 2)\n"
 "  --ops N                random pwrites after the fill (default 1000)\n"
 "  --fsync-every N        fsync every file after each N ops (default 100, 0: never)\n"
+"cold:\n"
+"  --warm DEV             the run's channel (read only), holding the manifest\n"
 "result:\n"
 "  --status N             the status to report (default 1)\n"
 "  --error TEXT           the error to report\n"
@@ -253,6 +262,7 @@ wtg_apply_option (struct wtg_options *o, int opt, const char *arg)
     o->status = (int) v; return NULL;
   case WTG_O_ERROR: o->error = arg; return NULL;
   case WTG_O_VERBOSE: o->verbose = true; return NULL;
+  case WTG_O_WARM: o->warm = arg; return NULL;
   default: return "unknown";
   }
 }
@@ -307,6 +317,10 @@ wtg_check_usage (struct wtg_options *o, unsigned cmd, char *usage_err, size_t er
               o->noperands);
   else if ((cmd & (WTG_C_MANIFEST | WTG_C_MARK | WTG_C_TEXT)) && o->noperands < 1)
     snprintf (usage_err, errlen, "%s: nothing given", o->command);
+  else if (cmd == WTG_C_COLD && o->noperands != 1)
+    snprintf (usage_err, errlen, "cold: expected one MOUNT, got %d operands", o->noperands);
+  else if (cmd == WTG_C_COLD && !o->warm)
+    snprintf (usage_err, errlen, "cold: needs --warm DEV (the run's channel)");
   else if (cmd == WTG_C_RESULT && o->noperands)
     snprintf (usage_err, errlen, "result: unexpected operand: %s", o->operands[0]);
   else if ((cmd & WTG_C_MESSAGES) && !o->channel && !o->channel_file)
@@ -477,7 +491,8 @@ wtg_run_workload (struct wtg_run *run, const struct wtg_command *cmd,
     wtg_fail (run, "%s", usage_err);
   else if (prepared == 0) {
     wtg_mark (run, "start");
-    if (cmd->run (run) == 0)
+    /* cold sends its own manifest: there is nothing to fsync or model. */
+    if (cmd->run (run) == 0 && cmd->bit != WTG_C_COLD)
       wtg_finish (run);
   }
   int status = wtg_exit_status (run, usage);

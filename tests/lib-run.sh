@@ -1,7 +1,9 @@
 # tests/lib-run.sh: whole runs for the end-to-end tests (source after lib.sh).
 #
 #   wtrack_run NAME [wtrack-run options...]   run into $T/NAME; status in
-#                                            $run_status, seconds in $run_secs
+#                                            $run_status, seconds in $run_secs;
+#                                            without the cold pass (one boot
+#                                            less) unless cold_runs=yes
 #   check_run_facts NAME                     the run's RESULT, manifest and
 #                                            marks hold up (5 test points)
 
@@ -10,11 +12,13 @@ require_built "$PLUGIN" "$WTRACK" "$GUEST" "$TOP/tests/tools/runfacts"
 
 run_status=0
 run_secs=0
+cold_runs=${cold_runs:-no}
 wtrack_run () {
   local name=$1; shift
-  local start=$SECONDS
+  local start=$SECONDS cold=(--no-cold)
+  [ "$cold_runs" = no ] || cold=()
   run_status=0
-  "$TOP/scripts/wtrack-run" --accel tcg --out "$T/$name" "$@" \
+  "$TOP/scripts/wtrack-run" --accel tcg "${cold[@]}" --out "$T/$name" "$@" \
     >"$T/$name.out" 2>"$T/$name.err" || run_status=$?
   run_secs=$((SECONDS - start))
   diag "$name: exit $run_status in ${run_secs}s"

@@ -10,6 +10,7 @@
 
 #include <glib.h>
 
+#include "check/cold.h"
 #include "lib/channel-read.h"
 #include "lib/util.h"
 #include "manifest.h"
@@ -36,6 +37,7 @@ struct wtc_bad {
   uint64_t image;               /* what the file reads there */
   bool unwritten;               /* in an UNWRITTEN extent: reads zeros */
   bool ambiguous;               /* expected content too common to trace */
+  bool stale;                   /* written, yet the disk holds its pre-run content */
   uint8_t cls;
   /* From the log (0: no such write). */
   uint64_t last_seq;            /* last WRITE/ZERO/TRIM of the sector */
@@ -99,6 +101,7 @@ struct wtc_check {
   uint64_t by_class[WTC_NCLASSES];
   double read_secs;                 /* time spent reading the image */
   uint64_t read_bytes;
+  struct wtc_cold cold;             /* the cold pass and fsck (check-cold.c) */
 };
 
 void wtc_warn (struct wtc_check *c, const char *fmt, ...) G_GNUC_PRINTF (2, 3);

@@ -257,7 +257,7 @@ wtc_inputs_complete (const struct wtc_check *c)
 const char *
 wtc_verdict (const struct wtc_check *c)
 {
-  if (c->bad->len)
+  if (c->bad->len || wtc_cold_damaged (&c->cold))
     return "damaged";
   return wtc_coverage_complete (c) ? "clean" : "unchecked";
 }

@@ -105,6 +105,28 @@ wtc_html_num (FILE *out, double v)
     fprintf (out, "%.0f", v);
 }
 
+/* The cold pass in one line (the text report's "cold:" and "fsck:"). */
+static void
+wtc_html_cold (const struct wtc_check *c, FILE *out)
+{
+  const struct wtc_cold *k = &c->cold;
+  g_autoptr (GString) line = g_string_new (wtc_cold_verdict (k));
+  if (k->mf)
+    g_string_append_printf (line, ": %" PRIu32 " of %" PRIu32 " files differ after a reboot, %u bad sectors",
+                            k->files_damaged, c->mf->nfiles, k->bad->len);
+  else if (k->ran)
+    g_string_append_printf (line, ": %s", k->guest_error ? k->guest_error
+                            : k->error ? k->error : "no cold manifest");
+  if (k->fsck_ran)
+    g_string_append_printf (line, "; fsck %s (%s)", k->fsck_verdict,
+                            k->fsck_command ? k->fsck_command : "?");
+  fputs ("\"cold\": {", out);
+  wtc_html_kv_str (out, "verdict", wtc_cold_verdict (k));
+  fputs (", ", out);
+  wtc_html_kv_str (out, "line", line->str);
+  fputs ("},\n", out);
+}
+
 /* Everything the header shows. */
 static void
 wtc_html_header (const struct wtc_check *c, FILE *out)
@@ -113,7 +135,7 @@ wtc_html_header (const struct wtc_check *c, FILE *out)
   static const char *const result_keys[] = { "status", "readback", "readback_bad_sectors", "error" };
   bool inputs_ok = c->log_read && !c->log_status.torn && !c->channel_error && !c->log_error;
   fprintf (out, "\"verdict\": \"%s\", \"inputs_complete\": %s, \"bad_sectors\": %u, \"by_class\": {",
-           c->bad->len ? "damaged" : "clean", inputs_ok ? "true" : "false", c->bad->len);
+           wtc_verdict (c), inputs_ok ? "true" : "false", c->bad->len);
   for (unsigned k = 0; k < WTC_NCLASSES; k++)
     fprintf (out, "%s\"%s\": %" PRIu64, k ? ", " : "", wtc_class_name (k), c->by_class[k]);
   fputs ("},\n\"guest\": {", out);
@@ -129,7 +151,9 @@ wtc_html_header (const struct wtc_check *c, FILE *out)
   }
   fputs (", ", out);
   wtc_html_kv_str (out, "page_cache", wtc_page_cache_verdict (c));
-  fputs ("},\n\"hello\": [", out);
+  fputs ("},\n", out);
+  wtc_html_cold (c, out);
+  fputs ("\"hello\": [", out);
   /* Every HELLO line: the run's parameters as the guest saw them. */
   bool any = false;
   for (guint i = 0; c->channel && i < c->channel->msgs->len; i++) {

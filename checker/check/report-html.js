@@ -78,6 +78,7 @@
         (g.readback ? ", read-back " + g.readback : "") +
         (g.readback_bad_sectors && g.readback_bad_sectors !== "0" ? " (" + g.readback_bad_sectors + " bad sectors)" : "") +
         (g.error ? ", error: " + g.error : "")],
+      ["after a reboot (cold)", data.cold ? data.cold.line : "not run"],
       ["page cache", g.page_cache],
       ["log", log.records + " records, " + log.end + (log.error ? ": " + log.error : "") +
         ", disk " + fmtBytes(log.disk_size) + (log.data ? ", with data" : ", hashes only")],

@@ -43,6 +43,8 @@ wtc_json_story (const struct wtc_run *r, const struct wtc_bad *b, FILE *out)
 {
   if (b->holds_seq)
     fprintf (out, ", \"holds\": {\"seq\": %" PRIu64 "}", b->holds_seq);
+  else if (b->stale)
+    fputs (", \"holds\": \"pre-run\", \"stale\": true", out);
   else if (b->disk_sector != WTC_NO_SECTOR && !b->unwritten)
     fputs (", \"holds\": \"pre-run\"", out);
   else
@@ -193,6 +195,7 @@ wtc_json_write (const struct wtc_check *c, FILE *out)
   for (unsigned k = 0; k < WTC_NCLASSES; k++)
     fprintf (out, "%s\"%s\": %" PRIu64, k ? ", " : "", wtc_class_name (k), c->by_class[k]);
   fputs ("},\n", out);
+  wtc_cold_report_json (c, out);
   wtc_json_inputs (c, out);
   fputs ("  \"files\": [", out);
   for (uint32_t fi = 0; c->mf && fi < c->mf->nfiles; fi++) {

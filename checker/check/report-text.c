@@ -180,6 +180,9 @@ wtc_text_run_story (const struct wtc_run *r, const struct wtc_bad *b, FILE *out)
     fprintf (out, "; the disk holds the content of seq %" PRIu64 "%s", b->holds_seq, mixed);
   else if (!b->last_seq && !b->unwritten)
     fprintf (out, "; the disk holds its pre-run content%s", mixed);
+  else if (b->stale)
+    fprintf (out, "; stale: the disk holds its pre-run content, the write never replaced it%s",
+             mixed);
   else if (!b->unwritten)
     fprintf (out, "; the disk holds content no logged write carried%s", mixed);
   if (r->cls == WTC_LIED && r->last_seq == b->last_seq)
@@ -270,11 +273,18 @@ wtc_report_text (const struct wtc_check *c, const struct wtc_report_opts *o,
   if (!wtc_coverage_complete (c))
     fprintf (out, "; %" PRIu64 " sectors compared, %" PRIu64 " could not be", c->compared,
              c->unchecked);
+  if (!total && wtc_cold_damaged (&c->cold))
+    fputs ("; the disk after a reboot is damaged (cold, below)", out);
   fputc ('\n', out);
-  if (o->quiet)
+  if (o->quiet) {
+    if (c->cold.ran || c->cold.fsck_ran)
+      wtc_cold_report_text (c, -1, out);
     return;
+  }
   wtc_text_inputs (c, out);
   for (uint32_t fi = 0; fi < c->mf->nfiles; fi++)
     if (c->files[fi].bad)
       wtc_text_file_detail (c, fi, o, out);
+  fputc ('\n', out);
+  wtc_cold_report_text (c, o->max_runs, out);
 }

@@ -292,7 +292,7 @@ wtc_image_close (struct wtc_image *img)
 }
 
 bool
-wtc_store_log_applied (const char *cmd, const char *log, const char *image)
+wtc_store_log_applied (const char *log, const char *image, GError **error)
 {
   char err[512];
   struct wtlog_header h;
@@ -313,11 +313,11 @@ wtc_store_log_applied (const char *cmd, const char *log, const char *image)
   g_autofree char *qimage = g_shell_quote (image);
   g_autofree char *replayed = g_strconcat (image, ".replayed", NULL);
   g_autofree char *qreplayed = g_shell_quote (replayed);
-  fprintf (stderr, "%s: %s: recorded with the log as the store (data=on) and "
-           "not closed: nbdkit stopped before it applied the log, so %s is the "
-           "disk as it was at the start of the run (or partly updated)\n"
-           "%s: make the disk after the run with: wtrack replay %s --base %s "
-           "--out %s; then give it as the image (--image %s)\n",
-           cmd, log, image, cmd, qlog, qimage, qreplayed, qreplayed);
+  g_set_error (error, WTC_ERROR, 0, "%s: recorded with the log as the store (data=on) "
+               "and not closed: nbdkit stopped before it applied the log, so %s is "
+               "the disk as it was at the start of the run (or partly updated); make "
+               "the disk after the run with: wtrack replay %s --base %s --out %s, "
+               "then give it as the image (--image %s)",
+               log, image, qlog, qimage, qreplayed, qreplayed);
   return false;
 }

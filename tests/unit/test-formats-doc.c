@@ -453,6 +453,38 @@ check_channel (void)
                 false, WTCH_TEXT);
 }
 
+/* A cold manifest: flag COLD in the header, a file's errno in its entry. */
+static void
+check_cold_manifest (void)
+{
+  struct wtmf_file f = { .id = 7, .path = (char *) "/data/f2", .error = 2 };
+  struct wtmf_buf b = { 0 };
+  wtmf_buf_header_cold (&b, 1);
+  wtmf_buf_file (&b, &f);
+  if (!tap_ok (wtmf_buf_finish (&b) == 0, "cold manifest: encoded"))
+    return;
+  tap_ok (b.p[32] == WTMF_FLAG_COLD && b.p[24] == 0 && b.p[28] == 0,
+          "cold manifest: flags (byte 32) say COLD, no ops, checkpoint 0");
+  tap_ok (b.p[WTMF_HEADER_SIZE + 28] == 2,
+          "cold manifest: the file's error is at byte 28 of its entry");
+  struct wtmf_manifest m;
+  size_t used;
+  char err[256];
+  bool parsed = wtmf_parse (b.p, b.len, &m, &used, err, sizeof err) == 0;
+  tap_ok (parsed && m.flags == WTMF_FLAG_COLD && m.files[0].error == 2,
+          "cold manifest: parsed back with its flag and the file's errno");
+  if (parsed)
+    wtmf_free (&m);
+  b.p[32] = 0;                  /* the same file error, not flagged cold */
+  wt_put32 (b.p + b.len - 8, wt_crc32c (b.p, b.len - 8));
+  parsed = wtmf_parse (b.p, b.len, &m, &used, err, sizeof err) == 0;
+  tap_ok (!parsed && strstr (err, "byte 68") && strstr (err, "not flagged cold"),
+          "manifest: a file error without the COLD flag is refused at its byte: %s", err);
+  if (parsed)
+    wtmf_free (&m);
+  wtmf_buf_free (&b);
+}
+
 static void
 check_manifest (void)
 {
@@ -495,7 +527,7 @@ check_manifest (void)
     { "nfiles", 4, le (1, 4) },
     { "nops", 4, le (2, 4) },
     { "checkpoint", 4, le (0x0c0d0e0f, 4) },
-    { "reserved", 4, zeroes },
+    { "flags", 4, zeroes },
     { "reserved2", 4, zeroes },
   };
   check_fields ("manifest header", "The manifest", "Header (", WTMF_HEADER_SIZE,
@@ -506,7 +538,7 @@ check_manifest (void)
     { "inode", 8, le (f.inode, 8) },
     { "size", 8, le (f.size, 8) },
     { "nextents", 4, le (1, 4) },
-    { "reserved", 4, zeroes },
+    { "error", 4, zeroes },
   };
   check_fields ("manifest file entry", "The manifest", "File entry (",
                 WTMF_FILE_FIXED, b.p + file_at, fw, sizeof fw / sizeof fw[0]);
@@ -551,7 +583,11 @@ check_manifest (void)
   };
   check_values ("manifest op kinds", "The manifest", "Op kinds", kinds, 8,
                 false, WTMF_OP_KIND_MAX);
+  const struct named mflags[] = { { "COLD", WTMF_FLAG_COLD } };
+  check_values ("manifest flags", "The manifest", "Manifest flags", mflags, 1,
+                true, WTMF_FLAG_ALL);
   wtmf_buf_free (&b);
+  check_cold_manifest ();
 }
 
 static void

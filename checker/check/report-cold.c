@@ -1,0 +1,244 @@
+/* The cold section of the text and JSON reports (doc/report-json.md
+ * "cold"). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check/check.h"
+#include "sector-hash.h"
+
+static void
+wtc_cold_text_sector (uint64_t s, guint count, FILE *out)
+{
+  if (s == WTC_NO_SECTOR)
+    fputs ("no disk block", out);
+  else if (count == 1)
+    fprintf (out, "disk sector %" PRIu64, s);
+  else
+    fprintf (out, "disk sectors %" PRIu64 "-%" PRIu64, s, s + count - 1);
+}
+
+static void
+wtc_cold_text_last (const struct wtc_cold_bad *b, FILE *out)
+{
+  char t[32];
+  if (b->cold_disk == WTC_NO_SECTOR)
+    return;
+  if (b->last_seq)
+    fprintf (out, "; last logged write there seq %" PRIu64 " at t=%s", b->last_seq,
+             wtc_fmt_secs (b->last_t, t, sizeof t));
+  else
+    fputs ("; never written during the run", out);
+}
+
+static void
+wtc_cold_text_run (const struct wtc_cold *k, const struct wtc_cold_run *r, FILE *out)
+{
+  const struct wtc_cold_bad *b = &g_array_index (k->bad, struct wtc_cold_bad, r->first);
+  char ebuf[64];
+  fprintf (out, "  %-11s file offset %" PRIu64 " (%u sector%s): ", wtc_cold_class_name (b->cls),
+           b->file_sector * WT_SECTOR_SIZE, r->count, r->count == 1 ? "" : "s");
+  switch (b->cls) {
+  case WTC_COLD_MISSING:
+    fputs (k->files[b->file].error ? "the file cannot be read after the reboot"
+           : "past the file's end after the reboot", out);
+    break;
+  case WTC_COLD_UNREADABLE:
+    fprintf (out, "the read failed: %s", wtc_errno_name (b->err, ebuf, sizeof ebuf));
+    break;
+  case WTC_COLD_UNMAPPED:
+    fputs ("the file has no disk block there now (reads zeros)", out);
+    break;
+  case WTC_COLD_MOVED:
+    fputs ("the file system now points at ", out);
+    wtc_cold_text_sector (b->cold_disk, r->count, out);
+    fputs (" instead of ", out);
+    wtc_cold_text_sector (b->warm_disk, r->count, out);
+    fputs (b->warm_holds ? " (which still hold the data)" : "", out);
+    break;
+  case WTC_COLD_STALE:
+    wtc_cold_text_sector (b->cold_disk, r->count, out);
+    fputs (" hold their pre-run content (stale: the write never replaced it)", out);
+    break;
+  default:
+    wtc_cold_text_sector (b->cold_disk, r->count, out);
+    fputs (" read other content than the file must hold", out);
+    break;
+  }
+  wtc_cold_text_last (b, out);
+  fputc ('\n', out);
+}
+
+static void
+wtc_cold_text_file (const struct wtc_check *c, uint32_t fi, int max_runs, FILE *out)
+{
+  const struct wtc_cold *k = &c->cold;
+  const struct wtc_cold_file *cf = &k->files[fi];
+  const struct wtmf_file *wf = &c->mf->files[fi];
+  g_autofree char *path = wtc_text_safe (wf->path);
+  char ebuf[64];
+  fprintf (out, "\ncold %s:", path);
+  if (cf->error)
+    fprintf (out, " cannot be opened after the reboot: %s", wtc_errno_name (cf->error, ebuf,
+                                                                          sizeof ebuf));
+  else if (cf->cold_size != wf->size)
+    fprintf (out, " size changed: %" PRIu64 " bytes, now %" PRIu64, wf->size, cf->cold_size);
+  if (cf->bad)
+    fprintf (out, "%s %" PRIu64 " of %" PRIu64 " sectors differ", cf->error
+             || cf->cold_size != wf->size ? ";" : "", cf->bad, wf->nsectors);
+  fputc ('\n', out);
+  g_autoptr (GArray) runs = wtc_cold_file_runs (k, fi);
+  for (guint i = 0; i < runs->len && (int) i < max_runs; i++)
+    wtc_cold_text_run (k, &g_array_index (runs, struct wtc_cold_run, i), out);
+  if ((int) runs->len > max_runs)
+    fprintf (out, "  ... %u more runs (--max-runs, or the JSON report)\n",
+             runs->len - (guint) max_runs);
+}
+
+/* The cold verdict line and the fsck line; then, unless max_runs < 0
+ * (--quiet: the lines alone), fsck's output and the damaged files. */
+void
+wtc_cold_report_text (const struct wtc_check *c, int max_runs, FILE *out)
+{
+  const struct wtc_cold *k = &c->cold;
+  g_autofree char *kernel = k->kernel ? wtc_text_safe (k->kernel) : NULL;
+  fprintf (out, "cold: %s", wtc_cold_verdict (k));
+  if (!k->ran)
+    fputs (": no cold pass (wtrack-run --no-cold)", out);
+  else if (!k->mf) {
+    g_autofree char *why = wtc_text_safe (k->guest_error ? k->guest_error
+                                          : k->error ? k->error : "no cold manifest");
+    fprintf (out, ": the cold kernel%s%s reported no files: %s", kernel ? " " : "",
+             kernel ? kernel : "", why);
+  } else {
+    uint64_t bad = k->bad->len;
+    fprintf (out, ": %" PRIu32 " of %" PRIu32 " files differ after a reboot (kernel %s)",
+             k->files_damaged, c->mf->nfiles, kernel ? kernel : "?");
+    if (k->size_changed || k->unopenable)
+      fprintf (out, ", %" PRIu32 " size changed, %" PRIu32 " cannot be opened",
+               k->size_changed, k->unopenable);
+    fprintf (out, "; %" PRIu64 " bad sector%s", bad, bad == 1 ? "" : "s");
+    for (unsigned cls = 0; cls < WTC_COLD_NCLASSES; cls++)
+      if (k->by_class[cls])
+        fprintf (out, ", %s %" PRIu64, wtc_cold_class_name (cls), k->by_class[cls]);
+  }
+  fputc ('\n', out);
+  if (k->fsck_ran) {
+    g_autofree char *cmd = wtc_text_safe (k->fsck_command ? k->fsck_command : "?");
+    fprintf (out, "fsck: %s (%s, exit %d)\n", k->fsck_verdict, cmd, k->fsck_status);
+    if (strcmp (k->fsck_verdict, "clean") != 0 && max_runs >= 0)
+      for (guint i = 0; i < k->fsck_lines->len; i++) {
+        g_autofree char *l = wtc_text_safe (g_ptr_array_index (k->fsck_lines, i));
+        fprintf (out, "  | %s\n", l);
+      }
+  }
+  for (uint32_t fi = 0; max_runs >= 0 && k->mf && fi < c->mf->nfiles; fi++)
+    if (k->files[fi].bad || k->files[fi].error || k->files[fi].cold_size != c->mf->files[fi].size)
+      wtc_cold_text_file (c, fi, max_runs, out);
+}
+
+static void
+wtc_cold_json_sector (const char *key, uint64_t s, FILE *out)
+{
+  if (s == WTC_NO_SECTOR)
+    fprintf (out, ", \"%s\": null", key);
+  else
+    fprintf (out, ", \"%s\": %" PRIu64, key, s);
+}
+
+static void
+wtc_cold_json_run (const struct wtc_cold *k, const struct wtc_cold_run *r, FILE *out)
+{
+  const struct wtc_cold_bad *b = &g_array_index (k->bad, struct wtc_cold_bad, r->first);
+  fprintf (out, "{\"class\": \"%s\", \"file_offset\": %" PRIu64 ", \"sectors\": %u",
+           wtc_cold_class_name (b->cls), b->file_sector * WT_SECTOR_SIZE, r->count);
+  wtc_cold_json_sector ("warm_disk_sector", b->warm_disk, out);
+  wtc_cold_json_sector ("cold_disk_sector", b->cold_disk, out);
+  if (b->cls == WTC_COLD_MOVED)
+    fprintf (out, ", \"warm_place_holds_data\": %s", b->warm_holds ? "true" : "false");
+  if (b->cls == WTC_COLD_UNREADABLE)
+    fprintf (out, ", \"errno\": %" PRIu32, b->err);
+  if (b->last_seq)
+    fprintf (out, ", \"last_write_seq\": %" PRIu64 ", \"last_write_ns\": %" PRIu64 "}",
+             b->last_seq, b->last_t);
+  else
+    fputs (", \"last_write_seq\": null}", out);
+}
+
+static void
+wtc_cold_json_file (const struct wtc_check *c, uint32_t fi, FILE *out)
+{
+  const struct wtc_cold *k = &c->cold;
+  const struct wtc_cold_file *cf = &k->files[fi];
+  fputs ("\n      {", out);
+  wtc_json_str (out, "path");
+  fputs (": ", out);
+  wtc_json_str (out, c->mf->files[fi].path);
+  fprintf (out, ", \"error\": %" PRIu32 ", \"size\": %" PRIu64 ", \"cold_size\": %" PRIu64
+           ", \"bad_sectors\": %" PRIu64 ", \"runs\": [", cf->error, c->mf->files[fi].size,
+           cf->cold_size, cf->bad);
+  g_autoptr (GArray) runs = wtc_cold_file_runs (k, fi);
+  for (guint i = 0; i < runs->len; i++) {
+    fputs (i ? ",\n        " : "\n        ", out);
+    wtc_cold_json_run (k, &g_array_index (runs, struct wtc_cold_run, i), out);
+  }
+  fputs ("]}", out);
+}
+
+static void
+wtc_cold_json_fsck (const struct wtc_cold *k, FILE *out)
+{
+  if (!k->fsck_ran) {
+    fputs ("    \"fsck\": null", out);
+    return;
+  }
+  fputs ("    \"fsck\": {\"command\": ", out);
+  wtc_json_str (out, k->fsck_command ? k->fsck_command : "");
+  fprintf (out, ", \"status\": %d, \"verdict\": ", k->fsck_status);
+  wtc_json_str (out, k->fsck_verdict);
+  fputs (", \"lines\": [", out);
+  for (guint i = 0; i < k->fsck_lines->len; i++) {
+    fputs (i ? ", " : "", out);
+    wtc_json_str (out, g_ptr_array_index (k->fsck_lines, i));
+  }
+  fputs ("]}", out);
+}
+
+/* "cold": {...}, with its trailing comma. */
+void
+wtc_cold_report_json (const struct wtc_check *c, FILE *out)
+{
+  const struct wtc_cold *k = &c->cold;
+  fprintf (out, "  \"cold\": {\n    \"verdict\": \"%s\",\n    \"ran\": %s,\n    ",
+           wtc_cold_verdict (k), k->ran ? "true" : "false");
+  fputs ("\"kernel\": ", out);
+  if (k->kernel)
+    wtc_json_str (out, k->kernel);
+  else
+    fputs ("null", out);
+  fputs (",\n    \"error\": ", out);
+  if (k->error || k->guest_error)
+    wtc_json_str (out, k->guest_error ? k->guest_error : k->error);
+  else
+    fputs ("null", out);
+  uint64_t bad = k->bad ? k->bad->len : 0;
+  fprintf (out, ",\n    \"files_damaged\": %" PRIu32 ", \"size_changed\": %" PRIu32
+           ", \"unopenable\": %" PRIu32 ",\n    \"bad_sectors\": %" PRIu64 ", \"by_class\": {",
+           k->files_damaged, k->size_changed, k->unopenable, bad);
+  for (unsigned cls = 0; cls < WTC_COLD_NCLASSES; cls++)
+    fprintf (out, "%s\"%s\": %" PRIu64, cls ? ", " : "", wtc_cold_class_name (cls),
+             k->by_class[cls]);
+  fputs ("},\n", out);
+  wtc_cold_json_fsck (k, out);
+  fputs (",\n    \"files\": [", out);
+  bool first = true;
+  for (uint32_t fi = 0; k->mf && fi < c->mf->nfiles; fi++) {
+    const struct wtc_cold_file *cf = &k->files[fi];
+    if (!cf->bad && !cf->error && cf->cold_size == c->mf->files[fi].size)
+      continue;
+    fputs (first ? "" : ",", out);
+    first = false;
+    wtc_cold_json_file (c, fi, out);
+  }
+  fputs ("]\n  },\n", out);
+}
