@@ -112,8 +112,11 @@ make_files (struct files *fs)
   uint32_t nexts[] = { 2, 1, 1, 1 }, e = 0, h = 0;
   for (uint32_t i = 0; i < 4; i++) {
     struct wtmf_file *f = &fs->f[i];
-    *f = (struct wtmf_file) { i + 1, paths[i], 12 + i, sizes[i], nexts[i], &fs->ext[e],
-      wtmf_sectors_of (sizes[i]), &fs->hashes[h], &fs->ops[h] };
+    *f = (struct wtmf_file) {
+      .id = i + 1, .path = paths[i], .inode = 12 + i, .size = sizes[i],
+      .nextents = nexts[i], .extents = &fs->ext[e],
+      .nsectors = wtmf_sectors_of (sizes[i]), .hashes = &fs->hashes[h], .ops = &fs->ops[h],
+    };
     e += nexts[i];
     h += f->nsectors;
     expect (f, i == 2, i == 2 ? 0 : i + 1);
