@@ -14,6 +14,7 @@
 #include "check-util.h"
 #include "commands.h"
 #include "dmlog-format.h"
+#include "fileio.h"
 #include "sector-hash.h"
 #include "wtlog.h"
 
@@ -203,7 +204,7 @@ wtc_import_mark (struct wtc_import *im, const struct wtc_dmlog_entry *e,
 {
   uint64_t size = wtch_encode (im->msg, WTCH_MARK, 0, ++im->mark_number, 0,
                                e->mark, (uint32_t) e->data_len);
-  if (pwrite (im->channel_fd, im->msg, size, (off_t) im->channel_pos) != (ssize_t) size) {
+  if (wt_pwrite_full (im->channel_fd, im->msg, size, im->channel_pos) == -1) {
     g_set_error (error, WTC_ERROR, 0, "write: %s: %s", im->channel_path,
                  g_strerror (errno));
     return false;

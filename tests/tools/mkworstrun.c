@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "channel.h"
+#include "fileio.h"
 #include "manifest.h"
 #include "sector-hash.h"
 #include "wtlog.h"
@@ -187,7 +188,7 @@ save (const char *dir, const char *name, const void *p, uint64_t n, uint64_t siz
   char path[4096];
   snprintf (path, sizeof path, "%s/%s", dir, name);
   int fd = open (path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0 || (n && write (fd, p, n) != (ssize_t) n) || ftruncate (fd, (off_t) size) != 0
+  if (fd < 0 || wt_pwrite_full (fd, p, n, 0) == -1 || ftruncate (fd, (off_t) size) != 0
       || close (fd) != 0)
     die ("write", path);
 }
