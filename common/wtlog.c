@@ -351,12 +351,14 @@ wtlog_reader_fill (struct wtlog_reader *r, size_t n)
     r->cap = cap;
   }
   if (r->end < n && !r->eof) {
-    size_t want = r->cap - r->end;
-    ssize_t got = wt_pread_full (r->fd, r->buf + r->end, want, r->buf_pos + r->end);
+    ssize_t got = wt_pread_full (r->fd, r->buf + r->end, r->cap - r->end,
+                                 r->buf_pos + r->end);
     if (got < 0)
       return -1;
-    r->eof = (size_t) got < want;
     r->end += (size_t) got;
+    /* Only a want left unmet is the end: a log still growing may hold the
+     * rest of a later record when it is asked for. */
+    r->eof = r->end < n;
   }
   return (ssize_t) (r->end < n ? r->end : n);
 }
