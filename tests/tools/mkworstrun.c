@@ -411,7 +411,7 @@ main (int argc, char **argv)
   if (argc >= 2 && strcmp (argv[1], "--crash") == 0)
     return main_crash (argc, argv);
   if (argc < 2 || argc > 3) {
-    fprintf (stderr, "usage: mkworstrun DIR [CHANNEL_MIB]\n");
+    fprintf (stderr, "usage: mkworstrun DIR [CHANNEL_MIB] | --crash DIR [FILES]\n");
     return 2;
   }
   uint64_t mib = argc == 3 ? strtoull (argv[2], NULL, 10) : 64;
