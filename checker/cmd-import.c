@@ -12,6 +12,7 @@
 
 #include "channel.h"
 #include "commands.h"
+#include "fileio.h"
 #include "lib/cli.h"
 #include "lib/dmlog-format.h"
 #include "lib/util.h"
@@ -201,7 +202,7 @@ wtc_import_mark (struct wtc_import *im, const struct wtc_dmlog_entry *e,
 {
   uint64_t size = wtch_encode (im->msg, WTCH_MARK, 0, ++im->mark_number, 0,
                                e->mark, (uint32_t) e->data_len);
-  if (pwrite (im->channel_fd, im->msg, size, (off_t) im->channel_pos) != (ssize_t) size) {
+  if (wt_pwrite_full (im->channel_fd, im->msg, size, im->channel_pos) == -1) {
     g_set_error (error, WTC_ERROR, 0, "write: %s: %s", im->channel_path,
                  g_strerror (errno));
     return false;

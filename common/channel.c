@@ -149,21 +149,13 @@ wtch_read_at (struct wtch_reader *r, uint64_t size, char *err, size_t errlen)
     r->buf = nb;
     r->cap = size;
   }
-  size_t done = 0;
-  while (done < size) {
-    ssize_t got = pread (r->fd, r->buf + done, size - done, (off_t) (r->pos + done));
-    if (got < 0 && errno == EINTR)
-      continue;
-    if (got < 0) {
-      snprintf (err, errlen, "read: %s at byte %" PRIu64 ": %s", r->path,
-                r->pos + done, strerror (errno));
-      return -1;
-    }
-    if (got == 0)
-      break;
-    done += (size_t) got;
+  ssize_t got = wt_pread_full (r->fd, r->buf, size, r->pos);
+  if (got < 0) {
+    snprintf (err, errlen, "read: %s at byte %" PRIu64 ": %s", r->path,
+              r->pos, strerror (errno));
+    return -1;
   }
-  return done == size ? 0 : 1;
+  return (uint64_t) got == size ? 0 : 1;
 }
 
 int

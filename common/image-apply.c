@@ -11,6 +11,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "sector-hash.h"
 
 #define WT_APPLY_SECTOR_MASK ((uint64_t) WT_SECTOR_SIZE - 1)
@@ -30,18 +31,9 @@ static int
 wt_image_pwrite (struct wt_image *t, uint64_t offset, const char *p,
                  uint64_t len, char *err, size_t errlen)
 {
-  while (len > 0) {
-    ssize_t n = pwrite (t->fd, p, len, (off_t) offset);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return wt_apply_fail (err, errlen, "write: %s at byte %" PRIu64 ": %s",
-                            t->path, offset,
-                            n < 0 ? strerror (errno) : "no progress");
-    p += n;
-    offset += (uint64_t) n;
-    len -= (uint64_t) n;
-  }
+  if (wt_pwrite_full (t->fd, p, len, offset) < 0)
+    return wt_apply_fail (err, errlen, "write: %s at byte %" PRIu64 ": %m",
+                          t->path, offset);
   return 0;
 }
 

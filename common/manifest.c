@@ -284,10 +284,11 @@ wtmf_parse_file (struct wtmf_cursor *c, struct wtmf_file *f, uint32_t nops,
 
 /* A file's id and the byte its entry starts at. Sorted by id, they find an
  * id given twice (which would make ops and look-ups resolve to whichever
- * file comes first) and let each op find its file without a pass over all
- * the files. */
+ * file comes first), let each op find its file without a pass over all
+ * the files, and become the manifest's index by id (m->by_id). */
 struct wtmf_id_at {
   uint32_t id;
+  uint32_t index;               /* in m->files */
   size_t at;
 };
 
@@ -311,23 +312,21 @@ wtmf_check_unique_ids (struct wtmf_cursor *c, struct wtmf_id_at *ids, uint32_t n
   return 0;
 }
 
-static bool
-wtmf_has_id (const struct wtmf_id_at *sorted, uint32_t n, uint32_t id)
+/* m->by_id from the ids sorted by wtmf_check_unique_ids. */
+static int
+wtmf_index_ids (struct wtmf_cursor *c, struct wtmf_manifest *m,
+                const struct wtmf_id_at *sorted)
 {
-  uint32_t lo = 0, hi = n;
-  while (lo < hi) {
-    uint32_t mid = lo + (hi - lo) / 2;
-    if (sorted[mid].id < id)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo < n && sorted[lo].id == id;
+  m->by_id = malloc ((m->nfiles ? m->nfiles : 1) * sizeof *m->by_id);
+  if (!m->by_id)
+    return wtmf_bad (c, 20, "out of memory for the index of %" PRIu32 " files", m->nfiles);
+  for (uint32_t i = 0; i < m->nfiles; i++)
+    m->by_id[i] = sorted[i].index;
+  return 0;
 }
 
 static int
-wtmf_parse_ops (struct wtmf_cursor *c, struct wtmf_manifest *m,
-                const struct wtmf_id_at *sorted_ids)
+wtmf_parse_ops (struct wtmf_cursor *c, struct wtmf_manifest *m)
 {
   m->ops = calloc (m->nops ? m->nops : 1, sizeof *m->ops);
   if (!m->ops)
@@ -346,7 +345,7 @@ wtmf_parse_ops (struct wtmf_cursor *c, struct wtmf_manifest *m,
     if (op->kind < 1 || op->kind > WTMF_OP_KIND_MAX)
       return wtmf_bad (c, at + 12, "op %" PRIu32 ": unknown kind %" PRIu32,
                        i + 1, op->kind);
-    if (!wtmf_has_id (sorted_ids, m->nfiles, op->file_id))
+    if (!wtmf_find_file (m, op->file_id))
       return wtmf_bad (c, at + 8, "op %" PRIu32 ": no file with id %" PRIu32,
                        i + 1, op->file_id);
   }
@@ -403,9 +402,10 @@ wtmf_parse (const unsigned char *buf, size_t len, struct wtmf_manifest *m,
     if (wtmf_parse_file (&c, &m->files[i], m->nops, cold) == -1)
       goto fail;
     ids[i].id = m->files[i].id;
+    ids[i].index = i;
   }
   if (wtmf_check_unique_ids (&c, ids, m->nfiles) == -1
-      || wtmf_parse_ops (&c, m, ids) == -1)
+      || wtmf_index_ids (&c, m, ids) == -1 || wtmf_parse_ops (&c, m) == -1)
     goto fail;
   size_t crc_at = c.pos;
   if (!(p = wtmf_take (&c, WTMF_TRAILER_SIZE, "the trailer")))
@@ -439,14 +439,23 @@ wtmf_free (struct wtmf_manifest *m)
   }
   free (m->files);
   free (m->ops);
+  free (m->by_id);
   memset (m, 0, sizeof *m);
 }
 
 const struct wtmf_file *
 wtmf_find_file (const struct wtmf_manifest *m, uint32_t id)
 {
-  for (uint32_t i = 0; i < m->nfiles; i++)
-    if (m->files[i].id == id)
-      return &m->files[i];
-  return NULL;
+  uint32_t n = m->by_id ? m->nfiles : 0, lo = 0, hi = n;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (m->files[m->by_id[mid]].id < id)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo == n)
+    return NULL;
+  const struct wtmf_file *f = &m->files[m->by_id[lo]];
+  return f->id == id ? f : NULL;
 }

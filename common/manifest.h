@@ -99,6 +99,7 @@ struct wtmf_manifest {
   struct wtmf_file *files;
   uint32_t nops;
   struct wtmf_op *ops;
+  uint32_t *by_id;              /* indices into files, sorted by id */
 };
 
 const char *wtmf_op_kind_name (uint32_t kind);
@@ -128,7 +129,9 @@ int wtmf_parse (const unsigned char *buf, size_t len, struct wtmf_manifest *m,
                 size_t *used, char *err, size_t errlen);
 void wtmf_free (struct wtmf_manifest *m);
 
-/* The file with this id, or NULL. */
+/* The file with this id, or NULL: a binary search in m->by_id, which
+ * wtmf_parse builds (callers look up every file of one manifest in
+ * another: a scan each was quadratic). */
 const struct wtmf_file *wtmf_find_file (const struct wtmf_manifest *m,
                                         uint32_t id);
 

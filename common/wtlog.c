@@ -272,7 +272,7 @@ wtlog_writer_open (const char *path, const struct wtlog_header *h,
     return NULL;
   }
   wtlog_header_encode (h, buf);
-  if (pwrite (w->fd, buf, sizeof buf, 0) != (ssize_t) sizeof buf) {
+  if (wt_pwrite_full (w->fd, buf, sizeof buf, 0) == -1) {
     wtlog_fail (err, errlen, "write: %s: %m", path);
     close (w->fd);
     free (w);
@@ -280,34 +280,6 @@ wtlog_writer_open (const char *path, const struct wtlog_header *h,
   }
   w->pos = WTLOG_HEADER_SIZE;
   return w;
-}
-
-int
-wtlog_pwritev_all (int fd, struct iovec *iov, int n, uint64_t *pos)
-{
-  while (n > 0) {
-    ssize_t r = pwritev (fd, iov, n, (off_t) *pos);
-    if (r < 0) {
-      if (errno == EINTR)
-        continue;
-      return -1;
-    }
-    if (r == 0) {               /* a regular file that takes nothing is full */
-      errno = ENOSPC;
-      return -1;
-    }
-    *pos += (uint64_t) r;
-    while (n > 0 && (size_t) r >= iov->iov_len) {
-      r -= (ssize_t) iov->iov_len;
-      iov++;
-      n--;
-    }
-    if (n > 0) {
-      iov->iov_base = (char *) iov->iov_base + r;
-      iov->iov_len -= (size_t) r;
-    }
-  }
-  return 0;
 }
 
 int
@@ -321,7 +293,7 @@ wtlog_writer_append (struct wtlog_writer *w, struct wtlog_record *rec,
   if (n == -1)
     return -1;
   w->seq++;
-  if (wtlog_pwritev_all (w->fd, iov, n, &w->pos) == -1)
+  if (wt_pwritev_full (w->fd, iov, n, &w->pos) == -1)
     return -1;
   return 0;
 }
@@ -378,16 +350,15 @@ wtlog_reader_fill (struct wtlog_reader *r, size_t n)
     r->buf = nb;
     r->cap = cap;
   }
-  while (r->end < n && !r->eof) {
-    ssize_t got = read (r->fd, r->buf + r->end, r->cap - r->end);
-    if (got < 0) {
-      if (errno == EINTR)
-        continue;
+  if (r->end < n && !r->eof) {
+    ssize_t got = wt_pread_full (r->fd, r->buf + r->end, r->cap - r->end,
+                                 r->buf_pos + r->end);
+    if (got < 0)
       return -1;
-    }
-    if (got == 0)
-      r->eof = true;
     r->end += (size_t) got;
+    /* Only a want left unmet is the end: a log still growing may hold the
+     * rest of a later record when it is asked for. */
+    r->eof = r->end < n;
   }
   return (ssize_t) (r->end < n ? r->end : n);
 }
@@ -406,7 +377,7 @@ wtlog_reader_open (const char *path, struct wtlog_header *h, char *err,
   if (r->fd < 0)
     goto fail;
   off_t size = lseek (r->fd, 0, SEEK_END);
-  if (size < 0 || lseek (r->fd, 0, SEEK_SET) < 0) {
+  if (size < 0) {
     wtlog_fail (err, errlen, "seek: %s: %m", path);
     goto fail_fd;
   }

@@ -1,7 +1,7 @@
 /* writes.wtlog: every request the disk received (doc/formats.md).
  *
  * Writing: wtlog_encode() lays out one record as an iovec, ready for
- * pwritev() at a position the caller reserved; wtlog_writer_* is a simple
+ * wt_pwritev_full() (fileio.h) at a position the caller reserved; wtlog_writer_* is a simple
  * sequential writer for tools (import, tests).
  * Reading: wtlog_reader_open / _next / _close; _next returns 0 with a record,
  * 1 at the end, -1 on a torn or corrupt record (see wtlog_reader_status). */
@@ -121,10 +121,6 @@ bool wtlog_record_size_ok (uint64_t size);
 int wtlog_encode (struct wtlog_record *rec, const uint64_t *hashes,
                   const void *data, unsigned char fixed[WTLOG_FIXED_SIZE],
                   struct iovec iov[4]);
-
-/* Write all of iov at *pos (retrying short writes), advancing *pos;
- * 0, or -1 with errno set (ENOSPC when the file takes no more). */
-int wtlog_pwritev_all (int fd, struct iovec *iov, int n, uint64_t *pos);
 
 /* Sequential writer: header at open, records appended with seq 1, 2, ... */
 struct wtlog_writer;

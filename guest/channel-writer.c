@@ -63,8 +63,8 @@ wtg_chan_io_main (void *arg)
     size_t len = ch->io_len;
     uint64_t off = ch->io_off;
     pthread_mutex_unlock (&ch->io_lock);
-    ssize_t rc = write ? wtg_write_all (ch->fd, ch->buf, len, off)
-      : wtg_read_all (ch->fd, ch->buf, len, off);
+    ssize_t rc = write ? wt_pwrite_full (ch->fd, ch->buf, len, off)
+      : wt_pread_full (ch->fd, ch->buf, len, off);
     int saved = errno;
     pthread_mutex_lock (&ch->io_lock);
     ch->io_done = rc < 0 ? -1 : rc;

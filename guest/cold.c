@@ -16,6 +16,7 @@
 
 #include "channel.h"
 #include "channel-writer.h"
+#include "fileio.h"
 #include "guest.h"
 #include "sector-hash.h"
 
@@ -98,7 +99,7 @@ wtg_cold_read_sectors (int fd, unsigned char *buf, size_t want, uint64_t off,
 {
   for (size_t s = 0; s < want; s += WT_SECTOR_SIZE) {
     size_t n = want - s < WT_SECTOR_SIZE ? want - s : WT_SECTOR_SIZE;
-    ssize_t got = wtg_read_all (fd, buf + s, n, off + s);
+    ssize_t got = wt_pread_full (fd, buf + s, n, off + s);
     if (got < 0) {
       errs[s / WT_SECTOR_SIZE] = errno ? (uint32_t) errno : EIO;
       memset (buf + s, 0, n);
@@ -118,7 +119,7 @@ wtg_cold_hashes (struct wtg_run *run, int fd, struct wtmf_file *cf)
   for (uint64_t off = 0; off < cf->size; off += WTG_COLD_BLOCK) {
     size_t want = cf->size - off < WTG_COLD_BLOCK ? cf->size - off : WTG_COLD_BLOCK;
     uint32_t *errs = cf->ops + off / WT_SECTOR_SIZE;
-    ssize_t got = wtg_read_all (fd, buf, want, off);
+    ssize_t got = wt_pread_full (fd, buf, want, off);
     if (got < 0)
       wtg_cold_read_sectors (fd, buf, want, off, errs);
     else if ((size_t) got < want)

@@ -77,7 +77,7 @@ wtg_readback_file (struct wtg_run *run, struct wtg_file *f, unsigned char *buf,
   uint64_t first_bad = UINT64_MAX, nbad = 0;
   for (uint64_t off = 0; off < f->size; off += WTG_READ_BLOCK) {
     size_t want = f->size - off < WTG_READ_BLOCK ? f->size - off : WTG_READ_BLOCK;
-    ssize_t got = wtg_read_all (f->fd, buf, want, off);
+    ssize_t got = wt_pread_full (f->fd, buf, want, off);
     if (got < 0)
       return wtg_fail (run, "read back: %s at byte %" PRIu64 ": %m", f->path, off);
     if ((size_t) got < want)      /* shorter than the model: the rest is bad */
@@ -130,7 +130,7 @@ wtg_hashes (struct wtg_run *run, const struct wtg_file *f, uint64_t *hashes)
     return wtg_fail (run, "malloc: read buffer: %m");
   for (uint64_t off = 0; off < f->size; off += WTG_READ_BLOCK) {
     size_t want = f->size - off < WTG_READ_BLOCK ? f->size - off : WTG_READ_BLOCK;
-    ssize_t got = wtg_read_all (f->fd, buf, want, off);
+    ssize_t got = wt_pread_full (f->fd, buf, want, off);
     if (got < 0 || (size_t) got < want) {
       free (buf);
       return wtg_fail (run, "read: %s at byte %" PRIu64 ": %s", f->path, off,
@@ -182,7 +182,7 @@ wtg_manifest_out (struct wtg_run *run, const struct wtmf_buf *b)
   int fd = open (path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
     return wtg_fail (run, "open: --manifest-out %s: %m", path);
-  if (wtg_write_all (fd, b->p, b->len, 0) < 0 || close (fd) < 0) {
+  if (wt_pwrite_full (fd, b->p, b->len, 0) < 0 || close (fd) < 0) {
     int saved = errno;
     close (fd);
     errno = saved;

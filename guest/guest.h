@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "fileio.h"
 #include "manifest.h"
 
 struct wtg_channel;
@@ -103,8 +104,6 @@ int wtg_fail (struct wtg_run *run, const char *fmt, ...)
 void wtg_extra (struct wtg_run *run, const char *fmt, ...)
   __attribute__ ((format (printf, 2, 3)));
 int wtg_parse_size (const char *s, uint64_t *out);
-ssize_t wtg_write_all (int fd, const void *buf, size_t len, uint64_t off);
-ssize_t wtg_read_all (int fd, void *buf, size_t len, uint64_t off);
 
 /* rng.c: every byte and every choice comes from the seed. */
 struct wtg_rng {

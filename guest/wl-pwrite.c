@@ -22,7 +22,7 @@ wtg_pwrite_store (struct wtg_run *run, struct wtg_file *f, uint64_t off,
 {
   wtg_fill_keyed (f->image + off, off, len, wtg_content_key (run->opt->seed, f->id, generation));
   wtg_model_op (&run->model, f->id, WTMF_OP_PWRITE, off, len);
-  if (wtg_write_all (f->fd, f->image + off, len, off) < 0)
+  if (wt_pwrite_full (f->fd, f->image + off, len, off) < 0)
     return wtg_fail (run, "pwrite: %s, %zu bytes at byte %" PRIu64 ": %m", f->path, len, off);
   return 0;
 }

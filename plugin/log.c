@@ -35,6 +35,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fileio.h"
+
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
@@ -109,8 +111,6 @@ int
 wtp_log_create (const char *path, const struct wtlog_header *h)
 {
   unsigned char buf[WTLOG_HEADER_SIZE];
-  struct iovec iov = { buf, sizeof buf };
-  uint64_t pos = 0;
 
   wtp_log.path = strdup (path);
   if (!wtp_log.path) {
@@ -124,7 +124,7 @@ wtp_log_create (const char *path, const struct wtlog_header *h)
     return -1;
   }
   wtlog_header_encode (h, buf);
-  if (wtlog_pwritev_all (wtp_log.fd, &iov, 1, &pos) == -1) {
+  if (wt_pwrite_full (wtp_log.fd, buf, sizeof buf, 0) == -1) {
     nbdkit_error ("write: log header: %s: %m", path);
     return -1;
   }

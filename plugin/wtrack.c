@@ -17,6 +17,7 @@
 
 #include "crc32c.h"
 #include "faults.h"
+#include "fileio.h"
 #include "image-apply.h"
 #include "index.h"
 #include "log.h"
@@ -510,22 +511,10 @@ wtp_block_size (void *handle, uint32_t *minimum, uint32_t *preferred,
 static int
 wtp_pread_all (int fd, void *buf, size_t count, uint64_t offset)
 {
-  char *p = buf;
-  while (count > 0) {
-    ssize_t r = pread (fd, p, count, (off_t) offset);
-    if (r == -1) {
-      if (errno == EINTR)
-        continue;
-      return errno;
-    }
-    if (r == 0) {
-      memset (p, 0, count);
-      return 0;
-    }
-    p += r;
-    count -= (size_t) r;
-    offset += (uint64_t) r;
-  }
+  ssize_t got = wt_pread_full (fd, buf, count, offset);
+  if (got < 0)
+    return errno;
+  memset ((char *) buf + got, 0, count - (size_t) got);
   return 0;
 }
 
@@ -533,21 +522,7 @@ wtp_pread_all (int fd, void *buf, size_t count, uint64_t offset)
 static int
 wtp_pwrite_all (int fd, const void *buf, size_t count, uint64_t offset)
 {
-  const char *p = buf;
-  while (count > 0) {
-    ssize_t r = pwrite (fd, p, count, (off_t) offset);
-    if (r == -1) {
-      if (errno == EINTR)
-        continue;
-      return errno;
-    }
-    if (r == 0)
-      return ENOSPC;
-    p += r;
-    count -= (size_t) r;
-    offset += (uint64_t) r;
-  }
-  return 0;
+  return wt_pwrite_full (fd, buf, count, offset) < 0 ? errno : 0;
 }
 
 static int

@@ -27,7 +27,8 @@ tests/tools/faultset: tests/tools/faultset.c common/libwtcommon.a
 	$(CC) $(ALL_CFLAGS) $(GLIB_CFLAGS) $< common/libwtcommon.a $(GLIB_LIBS) -o $@
 
 # check: the large synthetic run of scripts/bench-check, and the worst case
-# a guest can make within a 64 MiB channel (tests/test-checker-worst.sh).
+# a guest can make within a 64 MiB channel (tests/test-checker-worst.sh;
+# for crash's oracle, tests/test-crash-many-files.sh).
 TEST_HELPERS += tests/tools/mkbigrun tests/tools/mkworstrun
 
 # Checkpoint manifests read independently of wtrack, and a log with one

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "lib/util.h"
 
 /* The most bytes held in memory at once while applying or undoing. */
@@ -106,40 +107,23 @@ static bool
 wtc_fd_pread (int fd, const char *name, void *buf, size_t len, uint64_t at,
               GError **error)
 {
-  char *p = buf;
-  while (len > 0) {
-    ssize_t n = pread (fd, p, len, (off_t) at);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0) {
-      g_set_error (error, WTC_ERROR, 0, "read: %s at byte %" PRIu64 ": %s", name, at,
-                   n < 0 ? g_strerror (errno) : "unexpected end of file");
-      return false;
-    }
-    p += n;
-    at += (uint64_t) n;
-    len -= (size_t) n;
-  }
-  return true;
+  ssize_t got = wt_pread_full (fd, buf, len, at);
+  if (got == (ssize_t) len)
+    return true;
+  g_set_error (error, WTC_ERROR, 0, "read: %s at byte %" PRIu64 ": %s", name,
+               got < 0 ? at : at + (uint64_t) got,
+               got < 0 ? g_strerror (errno) : "unexpected end of file");
+  return false;
 }
 
 static bool
 wtc_fd_pwrite (int fd, const char *name, const void *buf, size_t len, uint64_t at,
                GError **error)
 {
-  const char *p = buf;
-  while (len > 0) {
-    ssize_t n = pwrite (fd, p, len, (off_t) at);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0) {
-      g_set_error (error, WTC_ERROR, 0, "write: %s at byte %" PRIu64 ": %s", name, at,
-                   n < 0 ? g_strerror (errno) : "no progress");
-      return false;
-    }
-    p += n;
-    at += (uint64_t) n;
-    len -= (size_t) n;
+  if (wt_pwrite_full (fd, buf, len, at) == -1) {
+    g_set_error (error, WTC_ERROR, 0, "write: %s at byte %" PRIu64 ": %s", name, at,
+                 g_strerror (errno));
+    return false;
   }
   return true;
 }

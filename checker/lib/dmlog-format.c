@@ -15,44 +15,15 @@
 /* The largest sector size accepted (QEMU's limit is below 16 MiB). */
 #define WTC_DMLOG_MAX_SECTOR (1u << 20)
 
+/* Reads len bytes at byte at: false with errno, ENODATA where the log
+ * ends first. */
 static bool
 wtc_pread_all (int fd, void *buf, size_t len, uint64_t at)
 {
-  char *p = buf;
-  while (len > 0) {
-    ssize_t n = pread (fd, p, len, (off_t) at);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0) {
-      if (n == 0)
-        errno = ENODATA;
-      return false;
-    }
-    p += n;
-    at += (uint64_t) n;
-    len -= (size_t) n;
-  }
-  return true;
-}
-
-static bool
-wtc_pwrite_all (int fd, const void *buf, size_t len, uint64_t at)
-{
-  const char *p = buf;
-  while (len > 0) {
-    ssize_t n = pwrite (fd, p, len, (off_t) at);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0) {
-      if (n == 0)
-        errno = EIO;
-      return false;
-    }
-    p += n;
-    at += (uint64_t) n;
-    len -= (size_t) n;
-  }
-  return true;
+  ssize_t got = wt_pread_full (fd, buf, len, at);
+  if (got >= 0 && (size_t) got < len)
+    errno = ENODATA;
+  return got == (ssize_t) len;
 }
 
 /* Reader. */
@@ -318,7 +289,7 @@ wtc_dmlog_writer_open (const char *path, uint32_t sector_size, GError **error)
 static bool
 wtc_dmlog_write_sector (struct wtc_dmlog_writer *w, uint64_t at, GError **error)
 {
-  if (!wtc_pwrite_all (w->fd, w->sector, w->sector_size, at)) {
+  if (wt_pwrite_full (w->fd, w->sector, w->sector_size, at) == -1) {
     g_set_error (error, WTC_ERROR, 0, "write: %s at byte %" PRIu64 ": %s",
                  w->path, at, g_strerror (errno));
     return false;
@@ -349,7 +320,7 @@ wtc_dmlog_write_entry (struct wtc_dmlog_writer *w, uint64_t flags, uint64_t sect
   if (flags & WTC_DMLOG_DISCARD)
     return true;
   uint64_t bytes = nr_sectors * w->sector_size;
-  if (data && !wtc_pwrite_all (w->fd, data, bytes, w->pos)) {
+  if (data && wt_pwrite_full (w->fd, data, bytes, w->pos) == -1) {
     g_set_error (error, WTC_ERROR, 0, "write: %s at byte %" PRIu64 ": %s",
                  w->path, w->pos, g_strerror (errno));
     return false;

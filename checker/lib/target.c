@@ -120,25 +120,14 @@ bool
 wtc_target_read (struct wt_image *t, uint64_t offset, void *buf,
                  uint64_t len, GError **error)
 {
-  char *p = buf;
-  while (len > 0) {
-    ssize_t n = pread (t->fd, p, len, (off_t) offset);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0) {
-      g_set_error (error, WTC_ERROR, 0, "read: %s at byte %" PRIu64 ": %s",
-                   t->path, offset, g_strerror (errno));
-      return false;
-    }
-    if (n == 0) {
-      /* Past the end of a file reads as the zeroes a disk would hold. */
-      memset (p, 0, len);
-      return true;
-    }
-    p += n;
-    offset += (uint64_t) n;
-    len -= (uint64_t) n;
+  ssize_t got = wt_pread_full (t->fd, buf, len, offset);
+  if (got < 0) {
+    g_set_error (error, WTC_ERROR, 0, "read: %s at byte %" PRIu64 ": %s",
+                 t->path, offset, g_strerror (errno));
+    return false;
   }
+  /* Past the end of a file reads as the zeroes a disk would hold. */
+  memset ((char *) buf + got, 0, len - (uint64_t) got);
   return true;
 }
 
@@ -168,18 +157,17 @@ wtc_copy_by_reads (struct wt_image *t, int src_fd, const char *src_name,
   g_autofree unsigned char *buf = g_malloc (WTC_COPY_CHUNK);
   while (from < to) {
     size_t want = MIN (to - from, (uint64_t) WTC_COPY_CHUNK);
-    ssize_t n = pread (src_fd, buf, want, (off_t) from);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0) {
+    ssize_t got = wt_pread_full (src_fd, buf, want, from);
+    if (got != (ssize_t) want) {
       g_set_error (error, WTC_ERROR, 0, "read: %s at byte %" PRIu64 ": %s",
-                   src_name, from, n < 0 ? g_strerror (errno) : "unexpected end of file");
+                   src_name, got < 0 ? from : from + (uint64_t) got,
+                   got < 0 ? g_strerror (errno) : "unexpected end of file");
       return false;
     }
-    bool skip = !t->blockdev && wtc_is_zero (buf, (size_t) n);
-    if (!skip && !wtc_target_write (t, from, buf, (uint64_t) n, error))
+    bool skip = !t->blockdev && wtc_is_zero (buf, want);
+    if (!skip && !wtc_target_write (t, from, buf, want, error))
       return false;
-    from += (uint64_t) n;
+    from += want;
   }
   return true;
 }

@@ -243,23 +243,16 @@ wtc_image_fill (struct wtc_image *img, uint64_t first, GError **error)
 {
   uint64_t at = first * WT_SECTOR_SIZE;
   uint64_t want = MIN ((uint64_t) WTC_IMAGE_WINDOW, img->size - at);
-  uint64_t done = 0;
-  while (done < want) {
-    ssize_t got = pread (img->fd, img->window + done, want - done,
-                         (off_t) (at + done));
-    if (got < 0 && errno == EINTR)
-      continue;
-    if (got < 0) {
-      g_set_error (error, WTC_ERROR, errno, "read: %s at byte %" PRIu64 ": %s",
-                   img->path, at + done, g_strerror (errno));
-      return false;
-    }
-    if (got == 0) {
-      g_set_error (error, WTC_ERROR, EIO, "read: %s: the image shrank to %" PRIu64
-                   " bytes while read", img->path, at + done);
-      return false;
-    }
-    done += (uint64_t) got;
+  ssize_t got = wt_pread_full (img->fd, img->window, want, at);
+  if (got < 0) {
+    g_set_error (error, WTC_ERROR, errno, "read: %s at byte %" PRIu64 ": %s",
+                 img->path, at, g_strerror (errno));
+    return false;
+  }
+  if ((uint64_t) got < want) {
+    g_set_error (error, WTC_ERROR, EIO, "read: %s: the image shrank to %" PRIu64
+                 " bytes while read", img->path, at + (uint64_t) got);
+    return false;
   }
   img->win_first = first;
   img->win_count = want / WT_SECTOR_SIZE;

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "channel.h"
+#include "fileio.h"
 #include "manifest.h"
 #include "sector-hash.h"
 
@@ -113,7 +114,7 @@ cmd_verify (const struct wtmf_manifest *m, const char *image)
     for (uint64_t s = 0; s < f->nsectors; s++) {
       unsigned char buf[WT_SECTOR_SIZE];
       int64_t at = disk_byte (f, s);
-      if (at < 0 || pread (fd, buf, sizeof buf, at) != (ssize_t) sizeof buf
+      if (at < 0 || wt_pread_full (fd, buf, sizeof buf, (uint64_t) at) != (ssize_t) sizeof buf
           || wt_sector_hash (buf) != f->hashes[s])
         mismatched++;
     }

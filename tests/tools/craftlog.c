@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "le.h"
 #include "sector-hash.h"
 #include "wtlog.h"
@@ -148,7 +149,7 @@ craft_wtlog (int argc, char **argv)
 static int
 craft_put (int fd, const void *buf, size_t len, uint64_t at)
 {
-  return pwrite (fd, buf, len, (off_t) at) == (ssize_t) len ? 0 : -1;
+  return wt_pwrite_full (fd, buf, len, at) == -1 ? -1 : 0;
 }
 
 static int

@@ -23,6 +23,7 @@
 #include <glib.h>
 
 #include "channel.h"
+#include "fileio.h"
 #include "manifest.h"
 #include "sector-hash.h"
 #include "wtlog.h"
@@ -117,7 +118,7 @@ static uint64_t
 base_hash (int fd, uint64_t sector)
 {
   unsigned char buf[WT_SECTOR_SIZE];
-  if (pread (fd, buf, sizeof buf, (off_t) (sector * WT_SECTOR_SIZE)) != (ssize_t) sizeof buf)
+  if (wt_pread_full (fd, buf, sizeof buf, sector * WT_SECTOR_SIZE) != (ssize_t) sizeof buf)
     die ("cannot read base.img");
   return wt_sector_hash (buf);
 }

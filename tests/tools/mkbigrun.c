@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "channel.h"
+#include "fileio.h"
 #include "manifest.h"
 #include "sector-hash.h"
 #include "wtlog.h"
@@ -151,8 +152,8 @@ write_disk (struct layout *l, const char *dir)
         if (is_bad (l, global))
           memset (p, 0, SECTOR);
       }
-      off_t at = (off_t) (e->physical + fs * SECTOR - e->logical);
-      if (pwrite (fd, buf, n * SECTOR, at) != (ssize_t) (n * SECTOR))
+      uint64_t at = e->physical + fs * SECTOR - e->logical;
+      if (wt_pwrite_full (fd, buf, n * SECTOR, at) == -1)
         die ("write", path);
     }
   }
@@ -213,25 +214,27 @@ write_channel (const struct layout *l, const char *dir, struct channel *ch)
   /* One zero block after the last message ends the stream. */
   uint64_t size = ch->len + SECTOR;
   int fd = open (path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0 || write (fd, ch->p, ch->len) != (ssize_t) ch->len
+  if (fd < 0 || wt_pwrite_full (fd, ch->p, ch->len, 0) == -1
       || ftruncate (fd, (off_t) size) != 0 || close (fd) != 0)
     die ("write", path);
 }
 
-/* A log written through a large buffer: one write(2) per 4 MiB. */
+/* A log written through a large buffer: one pwrite(2) per 4 MiB. */
 struct logw {
   int fd;
   const char *path;
   unsigned char *buf;
   size_t used;
+  uint64_t pos;                 /* where buf goes in the file */
   uint64_t seq, t;
 };
 
 static void
 log_flush (struct logw *w)
 {
-  if (w->used && write (w->fd, w->buf, w->used) != (ssize_t) w->used)
+  if (wt_pwrite_full (w->fd, w->buf, w->used, w->pos) == -1)
     die ("write", w->path);
+  w->pos += w->used;
   w->used = 0;
 }
 
@@ -271,13 +274,13 @@ write_log (const struct layout *l, const struct channel *ch, const char *dir,
 {
   char path[4096];
   snprintf (path, sizeof path, "%s/writes-%" PRIu64 ".wtlog", dir, records);
-  struct logw w = { .path = path, .t = 1000000 };
+  struct logw w = { .path = path, .pos = WTLOG_HEADER_SIZE, .t = 1000000 };
   unsigned char hdr[WTLOG_HEADER_SIZE];
   struct wtlog_header h;
   wtlog_header_init (&h, l->disk_size, ch->len + SECTOR, false, "mkbigrun");
   wtlog_header_encode (&h, hdr);
   if ((w.fd = open (path, O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0
-      || write (w.fd, hdr, sizeof hdr) != (ssize_t) sizeof hdr)
+      || wt_pwrite_full (w.fd, hdr, sizeof hdr, 0) == -1)
     die ("create", path);
   if (!(w.buf = malloc (LOG_BUF)))
     die ("malloc", "the log buffer");

@@ -18,7 +18,18 @@
  * DIR/writes.wtlog: a closed log of one CHANNEL record per message, a few
  * WRITEs of the big file's expected content to other sectors (misplaced),
  * and a FLUSH.
- * Prints "files N extents N marks N bad N" on stdout. */
+ * Prints "files N extents N marks N bad N" on stdout.
+ *
+ *   mkworstrun --crash DIR [FILES]    (default 600000)
+ *
+ * The worst case for wtrack crash's checkpoint oracle within a 64 MiB
+ * channel: two manifests of FILES files (checkpoint 1 and the final one,
+ * ids in opposite orders), so each file of the checkpoint is looked up
+ * among FILES later ones (a scan per file once: quadratic).  Every file is
+ * empty but /d/f0000000, one sector written (data=on) and flushed before
+ * MARK "checkpoint 1" and kept to the end: the states after the MARK
+ * compare it.  DIR/base.img is all zeroes; the log has one CHANNEL record
+ * per message.  Prints "files N channel_used N". */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -30,6 +41,7 @@
 #include <unistd.h>
 
 #include "channel.h"
+#include "fileio.h"
 #include "manifest.h"
 #include "sector-hash.h"
 #include "wtlog.h"
@@ -58,13 +70,19 @@ xmalloc (size_t n)
 }
 
 /* Content of its own for each bad sector: never zero, never repeated. */
+static void
+content_sector (uint64_t tag, unsigned char s[SECTOR])
+{
+  uint64_t w = (tag + 1) * 0x9e3779b97f4a7c15ull;
+  for (unsigned i = 0; i < SECTOR; i += 8, w += 0x632be59bd9b4e019ull)
+    memcpy (s + i, &w, 8);
+}
+
 static uint64_t
 content_hash (uint64_t tag)
 {
   unsigned char s[SECTOR];
-  uint64_t w = (tag + 1) * 0x9e3779b97f4a7c15ull;
-  for (unsigned i = 0; i < SECTOR; i += 8, w += 0x632be59bd9b4e019ull)
-    memcpy (s + i, &w, 8);
+  content_sector (tag, s);
   return wt_sector_hash (s);
 }
 
@@ -82,6 +100,15 @@ chan_send (struct chan *ch, uint16_t type, uint64_t guest_ns, const void *payloa
     exit (2);
   }
   ch->len += wtch_encode (ch->p + ch->len, type, 0, ++ch->msgs, guest_ns, payload, len);
+}
+
+/* A manifest in MANIFEST messages of CHUNK bytes. */
+static void
+chan_send_manifest (struct chan *ch, uint64_t guest_ns, const struct wtmf_buf *b)
+{
+  for (size_t at = 0; at < b->len; at += CHUNK)
+    chan_send (ch, WTCH_MANIFEST, guest_ns, b->p + at,
+               (uint32_t) (b->len - at < CHUNK ? b->len - at : CHUNK));
 }
 
 struct plan {
@@ -175,8 +202,7 @@ build_channel (const struct plan *p, struct chan *ch)
   struct wtmf_buf b = { 0 };
   build_manifest (p, &b);
   uint64_t t = T0 + (uint64_t) p->marks * 1000000;
-  for (size_t at = 0; at < b.len; at += CHUNK)
-    chan_send (ch, WTCH_MANIFEST, t, b.p + at, (uint32_t) (b.len - at < CHUNK ? b.len - at : CHUNK));
+  chan_send_manifest (ch, t, &b);
   chan_send (ch, WTCH_RESULT, t, result, sizeof result - 1);
   wtmf_buf_free (&b);
 }
@@ -187,51 +213,58 @@ save (const char *dir, const char *name, const void *p, uint64_t n, uint64_t siz
   char path[4096];
   snprintf (path, sizeof path, "%s/%s", dir, name);
   int fd = open (path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0 || (n && write (fd, p, n) != (ssize_t) n) || ftruncate (fd, (off_t) size) != 0
+  if (fd < 0 || wt_pwrite_full (fd, p, n, 0) == -1 || ftruncate (fd, (off_t) size) != 0
       || close (fd) != 0)
     die ("write", path);
 }
 
 struct logw {
   FILE *f;
-  uint64_t seq, t;
+  const char *path;
+  uint64_t seq, t, disk_size, channel_size;
 };
 
+/* One record; data (length bytes) only where the record says WTLOG_F_DATA. */
 static void
-log_append (struct logw *w, uint16_t type, uint32_t conn, uint64_t offset,
-            uint64_t length, const uint64_t *hashes)
+log_append (struct logw *w, uint16_t type, uint16_t flags, uint32_t conn,
+            uint64_t offset, uint64_t length, const uint64_t *hashes, const void *data)
 {
   unsigned char fixed[WTLOG_FIXED_SIZE];
   struct iovec iov[4];
   struct wtlog_record rec = {
-    .type = type, .conn = conn, .seq = ++w->seq, .t_start = w->t,
+    .type = type, .flags = flags, .conn = conn, .seq = ++w->seq, .t_start = w->t,
     .t_end = w->t + 20000, .offset = offset, .length = length,
   };
   w->t += 1000000;
-  int n = wtlog_encode (&rec, hashes, NULL, fixed, iov);
+  int n = wtlog_encode (&rec, hashes, data, fixed, iov);
   for (int i = 0; i < n; i++)
     if (fwrite (iov[i].iov_base, 1, iov[i].iov_len, w->f) != iov[i].iov_len)
-      die ("write", "the log");
+      die ("write", w->path);
 }
 
+/* DIR/writes.wtlog: its header and the OPEN of both exports. */
 static void
-write_log (const char *dir, const struct plan *p, const struct chan *ch)
+log_begin (struct logw *w, const char *path, uint64_t disk_size, const struct chan *ch,
+           bool data)
 {
-  char path[4096];
-  snprintf (path, sizeof path, "%s/writes.wtlog", dir);
-  struct logw w = { .f = fopen (path, "w"), .t = T0 };
-  if (!w.f)
+  *w = (struct logw) { .f = fopen (path, "w"), .path = path, .t = T0,
+                       .disk_size = disk_size, .channel_size = ch->size };
+  if (!w->f)
     die ("create", path);
   unsigned char hdr[WTLOG_HEADER_SIZE];
   struct wtlog_header h;
-  uint64_t disk_size = p->disk_sectors * SECTOR;
-  wtlog_header_init (&h, disk_size, ch->size, false, "mkworstrun");
+  wtlog_header_init (&h, disk_size, ch->size, data, "mkworstrun");
   wtlog_header_encode (&h, hdr);
-  if (fwrite (hdr, 1, sizeof hdr, w.f) != sizeof hdr)
+  if (fwrite (hdr, 1, sizeof hdr, w->f) != sizeof hdr)
     die ("write", path);
-  log_append (&w, WTLOG_OPEN, 1, WTLOG_EXPORT_DISK, disk_size, NULL);
-  log_append (&w, WTLOG_OPEN, 2, WTLOG_EXPORT_CHANNEL, ch->size, NULL);
-  /* One CHANNEL record per message, in stream order. */
+  log_append (w, WTLOG_OPEN, 0, 1, WTLOG_EXPORT_DISK, disk_size, NULL, NULL);
+  log_append (w, WTLOG_OPEN, 0, 2, WTLOG_EXPORT_CHANNEL, ch->size, NULL, NULL);
+}
+
+/* One CHANNEL record per message, in stream order. */
+static void
+log_channel (struct logw *w, const struct chan *ch)
+{
   uint64_t *hashes = xmalloc ((CHUNK / SECTOR + 2) * sizeof *hashes);
   for (uint64_t at = 0; at < ch->len;) {
     struct wtch_message m;
@@ -242,30 +275,143 @@ write_log (const char *dir, const struct plan *p, const struct chan *ch)
     }
     uint64_t size = wtch_encoded_size (m.length);
     wt_sector_hashes (ch->p + at, size / SECTOR, hashes);
-    log_append (&w, WTLOG_CHANNEL, 2, at, size, hashes);
+    log_append (w, WTLOG_CHANNEL, 0, 2, at, size, hashes, NULL);
     at += size;
   }
+  free (hashes);
+}
+
+static void
+log_end (struct logw *w)
+{
+  log_append (w, WTLOG_CLOSE, 0, 2, WTLOG_EXPORT_CHANNEL, w->channel_size, NULL, NULL);
+  log_append (w, WTLOG_CLOSE, 0, 1, WTLOG_EXPORT_DISK, w->disk_size, NULL, NULL);
+  log_append (w, WTLOG_CLOSE, 0, 0, 0, 0, NULL, NULL);
+  if (fclose (w->f) != 0)
+    die ("close", w->path);
+}
+
+static void
+write_log (const char *dir, const struct plan *p, const struct chan *ch)
+{
+  char path[4096];
+  snprintf (path, sizeof path, "%s/writes.wtlog", dir);
+  struct logw w;
+  log_begin (&w, path, p->disk_sectors * SECTOR, ch, false);
+  log_channel (&w, ch);
   /* The big file's first sectors' content written to the spare sectors
    * past it: misplaced. */
   uint64_t spare = (2048ull + p->files + BIG_SECTORS) * SECTOR;
   for (uint32_t s = 0; s < 64; s++) {
     uint64_t hh = content_hash ((1ull << 40) + s);
-    log_append (&w, WTLOG_WRITE, 1, spare + (uint64_t) s * SECTOR, SECTOR, &hh);
+    log_append (&w, WTLOG_WRITE, 0, 1, spare + (uint64_t) s * SECTOR, SECTOR, &hh, NULL);
   }
-  free (hashes);
-  log_append (&w, WTLOG_FLUSH, 1, 0, 0, NULL);
-  log_append (&w, WTLOG_CLOSE, 2, WTLOG_EXPORT_CHANNEL, ch->size, NULL);
-  log_append (&w, WTLOG_CLOSE, 1, WTLOG_EXPORT_DISK, disk_size, NULL);
-  log_append (&w, WTLOG_CLOSE, 0, 0, 0, NULL);
-  if (fclose (w.f) != 0)
-    die ("close", path);
+  log_append (&w, WTLOG_FLUSH, 0, 1, 0, 0, NULL, NULL);
+  log_end (&w);
+}
+
+/* --crash: see the top of the file. */
+
+#define CRASH_DISK_SECTORS 4096u
+#define CRASH_FILE_SECTOR 2048u /* where /d/f0000000's one sector lies */
+
+/* FILES files, ids 1..FILES, listed upwards or downwards; only the first
+ * (id 1) has content: one sector at CRASH_FILE_SECTOR, written by op 1. */
+static void
+build_crash_manifest (uint32_t files, uint32_t checkpoint, bool downwards,
+                      struct wtmf_buf *b)
+{
+  wtmf_buf_header (b, files, 1, checkpoint);
+  uint64_t hash = content_hash (0);
+  uint32_t op = 1;
+  struct wtmf_extent e = { 0, (uint64_t) CRASH_FILE_SECTOR * SECTOR, SECTOR, 0 };
+  char path[32];
+  for (uint32_t k = 0; k < files; k++) {
+    uint32_t i = downwards ? files - 1 - k : k;
+    snprintf (path, sizeof path, "/d/f%07" PRIu32, i);
+    struct wtmf_file f = { .id = i + 1, .path = path, .inode = 100 + i };
+    if (i == 0)
+      f = (struct wtmf_file) { .id = 1, .path = path, .inode = 100, .size = SECTOR,
+                               .nextents = 1, .extents = &e, .nsectors = 1,
+                               .hashes = &hash, .ops = &op };
+    wtmf_buf_file (b, &f);
+  }
+  struct wtmf_op o = { T0, 1, WTMF_OP_PWRITE, 0, SECTOR };
+  wtmf_buf_op (b, &o);
+  if (wtmf_buf_finish (b) == -1)
+    die ("build", "the manifest");
+}
+
+static void
+build_crash_channel (uint32_t files, struct chan *ch)
+{
+  static const char hello[] = "kernel=synthetic\nfs=none\nworkload=mkworstrun\nseed=0\n";
+  static const char mark[] = "checkpoint 1";
+  static const char result[] = "status=0\nreadback=match\nreadback_bad_sectors=0\n";
+  chan_send (ch, WTCH_HELLO, T0, hello, sizeof hello - 1);
+  chan_send (ch, WTCH_MARK, T0 + 1000000, mark, sizeof mark - 1);
+  struct wtmf_buf ckpt = { 0 }, final = { 0 };
+  build_crash_manifest (files, 1, false, &ckpt);
+  /* The final manifest (checkpoint 0) lists the files the other way round. */
+  build_crash_manifest (files, 0, true, &final);
+  chan_send_manifest (ch, T0 + 2000000, &ckpt);
+  chan_send_manifest (ch, T0 + 2000000, &final);
+  wtmf_buf_free (&ckpt);
+  wtmf_buf_free (&final);
+  chan_send (ch, WTCH_RESULT, T0 + 3000000, result, sizeof result - 1);
+}
+
+/* The file's sector written with its data and flushed, then the channel
+ * (its MARK after that flush), then a write elsewhere and a flush: the
+ * state after it is checked against checkpoint 1. */
+static void
+write_crash_log (const char *dir, const struct chan *ch)
+{
+  char path[4096];
+  snprintf (path, sizeof path, "%s/writes.wtlog", dir);
+  unsigned char sector[SECTOR];
+  content_sector (0, sector);
+  uint64_t hash = wt_sector_hash (sector);
+  struct logw w;
+  log_begin (&w, path, (uint64_t) CRASH_DISK_SECTORS * SECTOR, ch, true);
+  log_append (&w, WTLOG_WRITE, WTLOG_F_DATA, 1, (uint64_t) CRASH_FILE_SECTOR * SECTOR,
+              SECTOR, &hash, sector);
+  log_append (&w, WTLOG_FLUSH, 0, 1, 0, 0, NULL, NULL);
+  log_channel (&w, ch);
+  content_sector (1, sector);
+  hash = wt_sector_hash (sector);
+  log_append (&w, WTLOG_WRITE, WTLOG_F_DATA, 1, (uint64_t) (CRASH_FILE_SECTOR + 1) * SECTOR,
+              SECTOR, &hash, sector);
+  log_append (&w, WTLOG_FLUSH, 0, 1, 0, 0, NULL, NULL);
+  log_end (&w);
+}
+
+static int
+main_crash (int argc, char **argv)
+{
+  uint64_t files = argc == 4 ? strtoull (argv[3], NULL, 10) : 600000;
+  if (argc < 3 || argc > 4 || files < 1 || files > 10000000) {
+    fprintf (stderr, "usage: mkworstrun --crash DIR [FILES] (1 to 10000000)\n");
+    return 2;
+  }
+  struct chan ch = { .size = 64 * MIB };
+  ch.p = xmalloc (ch.size);
+  build_crash_channel ((uint32_t) files, &ch);
+  save (argv[2], "channel.bin", ch.p, ch.size, ch.size);
+  save (argv[2], "base.img", NULL, 0, (uint64_t) CRASH_DISK_SECTORS * SECTOR);
+  write_crash_log (argv[2], &ch);
+  printf ("files %" PRIu64 " channel_used %" PRIu64 "\n", files, ch.len);
+  free (ch.p);
+  return 0;
 }
 
 int
 main (int argc, char **argv)
 {
+  if (argc >= 2 && strcmp (argv[1], "--crash") == 0)
+    return main_crash (argc, argv);
   if (argc < 2 || argc > 3) {
-    fprintf (stderr, "usage: mkworstrun DIR [CHANNEL_MIB]\n");
+    fprintf (stderr, "usage: mkworstrun DIR [CHANNEL_MIB] | --crash DIR [FILES]\n");
     return 2;
   }
   uint64_t mib = argc == 3 ? strtoull (argv[2], NULL, 10) : 64;

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 
 #include "crc32c.h"
 #include "le.h"
@@ -546,6 +547,54 @@ test_path_limit (void)
           WTMF_MAX_PATH + 1, err);
 }
 
+/* Look-ups by id on a manifest of MANY_FILES files, as the crash oracle
+ * makes one per file of a checkpoint: a scan each (what wtmf_find_file
+ * was) takes minutes of CPU here, and a timer of CPU time (not wall time:
+ * a loaded machine does not make it fire) ends the test long before.  The
+ * index takes a fraction of a second. */
+#define MANY_FILES 600000u
+#define MANY_FILES_CPU_SECONDS 20
+
+static void
+test_many_files (void)
+{
+  struct wtmf_buf b = { 0 };
+  char path[32];
+  wtmf_buf_header (&b, MANY_FILES, 0, 0);
+  for (uint32_t i = 0; i < MANY_FILES; i++) {
+    /* Ids in an order of their own: 7 is prime to MANY_FILES. */
+    uint32_t id = (uint32_t) ((uint64_t) i * 7 % MANY_FILES) * 2 + 1;
+    snprintf (path, sizeof path, "/m/%" PRIu32, id);
+    struct wtmf_file f = { .id = id, .path = path };
+    wtmf_buf_file (&b, &f);
+  }
+  struct wtmf_manifest m;
+  char err[256] = "";
+  size_t used;
+  int rc = wtmf_buf_finish (&b) == 0 ? wtmf_parse (b.p, b.len, &m, &used, err, sizeof err) : -2;
+  wtmf_buf_free (&b);
+  if (rc != 0) {
+    tap_ok (0, "a manifest of %u files parses: %s", MANY_FILES, err);
+    return;
+  }
+  struct itimerval limit = { .it_value = { MANY_FILES_CPU_SECONDS, 0 } }, off = { 0 };
+  setitimer (ITIMER_VIRTUAL, &limit, NULL);   /* SIGVTALRM ends the test */
+  uint32_t found = 0, wrong = 0, absent = 0;
+  for (uint32_t i = 0; i < MANY_FILES; i++) {
+    const struct wtmf_file *f = wtmf_find_file (&m, m.files[i].id);
+    found += f == &m.files[i];
+    /* Even ids are nobody's, nor is one past the last. */
+    wrong += wtmf_find_file (&m, m.files[i].id + 1) != NULL;
+  }
+  absent = wtmf_find_file (&m, 0) == NULL && wtmf_find_file (&m, UINT32_MAX) == NULL;
+  setitimer (ITIMER_VIRTUAL, &off, NULL);
+  tap_ok (found == MANY_FILES && wrong == 0 && absent,
+          "each of %u files is found by its id, no other id finds one (%" PRIu32
+          " found, %" PRIu32 " wrong), in under %d s of CPU", MANY_FILES, found, wrong,
+          MANY_FILES_CPU_SECONDS);
+  wtmf_free (&m);
+}
+
 int
 main (void)
 {
@@ -558,7 +607,7 @@ main (void)
   good = b.p;
   good_len = b.len;
 
-  tap_plan (55);
+  tap_plan (56);
   test_helpers ();
   test_round_trip ();
   test_truncation ();
@@ -567,6 +616,7 @@ main (void)
   test_duplicate_id ();
   test_back_to_back ();
   test_path_limit ();
+  test_many_files ();
 
   wtmf_buf_free (&b);
   free_files ();
