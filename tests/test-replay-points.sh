@@ -1,9 +1,10 @@
 #!/bin/bash
 # wtrack replay on a log the plugin recorded from qemu-io and nbdsh: the whole
 # log gives disk.img, and every --to-* point gives the disk as it was when
-# the clients had done that much (snapshots of disk.img taken then).
+# the clients had done that much (snapshots of the disk read through NBD
+# then).
 . "$(dirname "$0")/lib.sh"
-require_tools nbdkit qemu-io jq cmp
+require_tools nbdkit qemu-io qemu-img jq cmp
 require_built "$PLUGIN" "$WTRACK" "$GUEST"
 plan 16
 
@@ -20,6 +21,12 @@ log_facts () {
   "$WTRACK" dump --json "$log" 2>/dev/null | jq -s -r '
     [.[] | select(.seq)] |
     "\(.[-1].seq) \([.[] | select(.type == "FLUSH")] | length) \(.[-1].t_end)"'
+}
+# The disk as the clients see it now. With data=on the log is the store and
+# disk.img is written only when nbdkit exits, so the snapshot is read
+# through NBD, not copied from the image.
+snapshot () {
+  qemu-img convert -f raw -O raw "$disk" "$1"
 }
 # A MARK, sent as the guest sends it: wtrack-guest appends it to a channel
 # file, and its blocks go to the channel export at the same offset.
@@ -43,12 +50,12 @@ h.pwrite(b"\x66" * 100, 3 * 1048576 + 10)
 h.zero(700, 3 * 1048576 + 20000)
 h.flush()
 '
-cp "$T/disk.img" "$T/snap-a.img"
+snapshot "$T/snap-a.img"
 read -r seq_a flushes_a tend_a < <(log_facts)
 send_mark "after a"
 qemu-io -f raw "$disk" -c 'write -P 0x33 1M 1M' -c 'write -f -P 0x44 4M 4k' \
   -c 'write -P 0x55 5M 512' >/dev/null
-cp "$T/disk.img" "$T/snap-b.img"
+snapshot "$T/snap-b.img"
 read -r seq_b _ _ < <(log_facts)
 send_mark "after b"
 qemu-io -f raw "$disk" -c 'write -P 0x66 6M 2M' -c 'discard 1M 512k' -c 'flush' >/dev/null
