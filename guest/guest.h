@@ -45,6 +45,7 @@ struct wtg_options {
   uint32_t threads;
   uint64_t ops;
   uint32_t fsync_every;
+  uint32_t fill_sync_every;      /* pwrite: syncfs after each N fill blocks */
   int status;                   /* result: --status */
   const char *error;            /* result: --error */
   const char *warm;             /* cold: --warm, the run's channel */

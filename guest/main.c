@@ -49,7 +49,7 @@ enum {
   WTG_O_SEED = 256, WTG_O_CHANNEL, WTG_O_CHANNEL_FILE, WTG_O_CHANNEL_TIMEOUT,
   WTG_O_CHECKPOINT, WTG_O_FS_ROOT, WTG_O_MANIFEST_OUT, WTG_O_SIZE, WTG_O_CHUNK,
   WTG_O_PASSES, WTG_O_FILES, WTG_O_PIECE, WTG_O_WINDOWS, WTG_O_THREADS,
-  WTG_O_OPS, WTG_O_FSYNC_EVERY, WTG_O_STATUS, WTG_O_ERROR, WTG_O_VERBOSE,
+  WTG_O_OPS, WTG_O_FSYNC_EVERY, WTG_O_FILL_SYNC_EVERY, WTG_O_STATUS, WTG_O_ERROR, WTG_O_VERBOSE,
   WTG_O_HELP, WTG_O_WARM,
 };
 
@@ -70,6 +70,7 @@ static const struct option wtg_long_options[] = {
   { "threads", required_argument, NULL, WTG_O_THREADS },
   { "ops", required_argument, NULL, WTG_O_OPS },
   { "fsync-every", required_argument, NULL, WTG_O_FSYNC_EVERY },
+  { "fill-sync-every", required_argument, NULL, WTG_O_FILL_SYNC_EVERY },
   { "status", required_argument, NULL, WTG_O_STATUS },
   { "error", required_argument, NULL, WTG_O_ERROR },
   { "verbose", no_argument, NULL, WTG_O_VERBOSE },
@@ -97,6 +98,7 @@ static const unsigned wtg_option_scope[] = {
   WTG_SCOPE (WTG_O_THREADS) = WTG_C_TORRENT,
   WTG_SCOPE (WTG_O_OPS) = WTG_C_PWRITE,
   WTG_SCOPE (WTG_O_FSYNC_EVERY) = WTG_C_PWRITE,
+  WTG_SCOPE (WTG_O_FILL_SYNC_EVERY) = WTG_C_PWRITE,
   WTG_SCOPE (WTG_O_STATUS) = WTG_C_RESULT,
   WTG_SCOPE (WTG_O_ERROR) = WTG_C_RESULT,
   WTG_SCOPE (WTG_O_VERBOSE) = WTG_C_ALL,
@@ -162,6 +164,9 @@ wtg_usage (FILE *out)
 "  --files N              files (default 2)\n"
 "  --ops N                random pwrites after the fill (default 1000)\n"
 "  --fsync-every N        fsync every file after each N ops (default 100, 0: never)\n"
+"  --fill-sync-every N    syncfs after each N blocks (64 KiB) of a file's fill,\n"
+"                         so the disk's metadata holds the files as they grow\n"
+"                         (default 0: never)\n"
 "cold:\n"
 "  --warm DEV             the run's channel (read only), holding the manifest\n"
 "result:\n"
@@ -257,6 +262,9 @@ wtg_apply_option (struct wtg_options *o, int opt, const char *arg)
   case WTG_O_FSYNC_EVERY:
     if (wtg_parse_range (arg, 0, UINT32_MAX, &v)) return "not a number";
     o->fsync_every = (uint32_t) v; return NULL;
+  case WTG_O_FILL_SYNC_EVERY:
+    if (wtg_parse_range (arg, 0, UINT32_MAX, &v)) return "not a number";
+    o->fill_sync_every = (uint32_t) v; return NULL;
   case WTG_O_STATUS:
     if (wtg_parse_range (arg, 0, 255, &v)) return "not a number in 0..255";
     o->status = (int) v; return NULL;

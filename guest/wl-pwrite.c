@@ -1,6 +1,9 @@
 /* pwrite: plain write(2)-path I/O for contrast with the mmap workloads.
  * Each file is first filled sequentially (so it has no holes and every byte
- * has a disk block), then overwritten by --ops random pwrites of 512 bytes
+ * has a disk block; with --fill-sync-every N, syncfs after each N blocks,
+ * so the metadata on the disk, not only in the journal, holds every file
+ * as it grows: a later lost metadata write then leaves a file short or
+ * pointing elsewhere after a reboot), then overwritten by --ops random pwrites of 512 bytes
  * to 64 KiB, a quarter of them at unaligned offsets and lengths; every
  * --fsync-every ops every file is fsynced (with --checkpoint, followed by a
  * checkpoint manifest). */
@@ -27,6 +30,16 @@ wtg_pwrite_store (struct wtg_run *run, struct wtg_file *f, uint64_t off,
   return 0;
 }
 
+/* syncfs, not fsync: on ext4 an fsync only commits the journal, syncfs
+ * also writes the block device's dirty metadata to its home place. */
+static int
+wtg_pwrite_fill_sync (struct wtg_run *run, struct wtg_file *f, uint64_t filled)
+{
+  if (syncfs (f->fd) < 0)
+    return wtg_fail (run, "syncfs: %s: %m", f->path);
+  return wtg_mark (run, "syncfs file %" PRIu32 " at %" PRIu64, f->id, filled);
+}
+
 static int
 wtg_pwrite_fill (struct wtg_run *run)
 {
@@ -34,9 +47,12 @@ wtg_pwrite_fill (struct wtg_run *run)
     struct wtg_file *f = wtg_model_create_file (run, false);
     if (!f)
       return -1;
-    for (uint64_t off = 0; off < f->size; off += WTG_FILL_BLOCK) {
+    uint32_t every = run->opt->fill_sync_every;
+    for (uint64_t off = 0, block = 1; off < f->size; off += WTG_FILL_BLOCK, block++) {
       size_t len = f->size - off < WTG_FILL_BLOCK ? f->size - off : WTG_FILL_BLOCK;
       if (wtg_pwrite_store (run, f, off, len, 0) < 0)
+        return -1;
+      if (every && block % every == 0 && wtg_pwrite_fill_sync (run, f, off + len) < 0)
         return -1;
     }
   }

@@ -24,6 +24,7 @@ struct wtp_fault_rule {
   bool has_lba;
   uint64_t lba_first, lba_last;
   uint64_t nth, every, count;   /* 0: not set */
+  uint64_t from;                /* 0: not set; else writes from the from-th on */
   bool has_after;
   uint64_t after_ns;
   uint64_t rng;
@@ -75,7 +76,8 @@ wtp_parse_u64 (const char *spec, const char *key, const char *val,
   return 0;
 }
 
-/* nth, every and count count from 1: 0 would never match. */
+/* nth, every, from and count count from 1: 0 would never match (or, for
+ * from, mean what leaving it out means). */
 static int
 wtp_parse_positive (const char *spec, const char *key, const char *val,
                     uint64_t *out)
@@ -153,6 +155,8 @@ wtp_parse_selector (const char *spec, char *kv, struct wtp_fault_rule *r)
     return wtp_parse_positive (spec, key, val, &r->every);
   if (strcmp (key, "count") == 0)
     return wtp_parse_positive (spec, key, val, &r->count);
+  if (strcmp (key, "from") == 0)
+    return wtp_parse_positive (spec, key, val, &r->from);
   if (strcmp (key, "seed") == 0) {
     if (wtp_parse_u64 (spec, key, val, &seed) == -1)
       return -1;
@@ -167,7 +171,7 @@ wtp_parse_selector (const char *spec, char *kv, struct wtp_fault_rule *r)
     return 0;
   }
   nbdkit_error ("fault: %s: unknown selector: %s (expected p, lba, nth, every, "
-                "after, count or seed)", spec, key);
+                "from, after, count or seed)", spec, key);
   return -1;
 }
 
@@ -239,6 +243,7 @@ wtp_fault_rule_matches (const struct wtp_fault_rule *r, uint64_t req,
   return (!r->has_lba || (first <= r->lba_last && first + n - 1 >= r->lba_first))
     && (!r->nth || req == r->nth)
     && (!r->every || req % r->every == 0)
+    && req >= r->from
     && (!r->has_after || now_ns >= r->after_ns)
     && (!r->count || r->fired < r->count)
     /* A tear needs a non-empty proper subset: two sectors at least. */

@@ -5,7 +5,7 @@
 require_tools nbdkit qemu-io nbdsh jq cmp mount umount timeout
 require_built "$PLUGIN" "$WTRACK"
 [ "$(id -u)" = 0 ] || skip_all "needs root to mount the small tmpfs file systems"
-plan 26
+plan 27
 
 mounts=()
 unmount_all () {
@@ -118,6 +118,8 @@ check "an unknown fault kind" nbdkit_fails fkind "unknown kind: explode" \
   "$T/disk.img" log="$T/x.wtlog" fault=explode
 check "a bad fault selector" nbdkit_fails fsel "nth=0: must be at least 1" \
   "$T/disk.img" log="$T/x.wtlog" fault=lie:nth=0
+check "a fault trigger by write count of 0" nbdkit_fails ffrom "from=0: must be at least 1" \
+  "$T/disk.img" log="$T/x.wtlog" fault=vanish:from=0
 check "a fault probability out of range" nbdkit_fails fp "p=2: expected a number from 0 to 1" \
   "$T/disk.img" log="$T/x.wtlog" fault=eio:p=2
 check "a faults file that cannot be created" nbdkit_fails ffile "$T/nodir/faults.txt" \

@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 require_tools nbdkit nbdsh jq cmp
 require_built "$PLUGIN" "$WTRACK"
-plan 25
+plan 27
 
 head -c 16M /dev/urandom >"$T/base.img"
 
@@ -120,6 +120,15 @@ check "every=2 count=3: writes 2, 4, 6 fail" \
   test "$(paste -sd' ' "$T/every.result")" = "ok EIO ok EIO ok EIO ok ok ok ok"
 check "every=2 count=3: three lines of ground truth" \
   test "$(grep -c 'kind=eio' "$T/every.faults")" = 3
+
+# from=N: a trigger by write count, the N-th write on; with lba= and count=
+# it picks the writes to a place after a point of the run. Rules: writes 4
+# on that touch sectors 0-63 (writes 1-4), then writes 9 on.
+run_faults from "$ten" fault=eio:from=4:lba=0-63 fault=eio:from=9
+check "from=4 with lba=0-63, from=9: writes 4, 9 and 10 fail" \
+  test "$(paste -sd' ' "$T/from.result")" = "ok ok ok EIO ok ok ok ok EIO EIO"
+check "from: the ground truth names requests 4, 9 and 10" \
+  test "$(sed -n 's/.* req=\([0-9]*\) kind=eio .*/\1/p' "$T/from.faults" | paste -sd' ')" = "4 9 10"
 
 # Same seed, same faults; another seed, other faults.
 forty=$(for i in $(seq 0 39); do printf '%d:8192:%d ' $((i * 16384)) $((i + 1)); done)

@@ -9,6 +9,7 @@
 
 #include "check/cold.h"
 #include "check/check.h"
+#include "lib/lastwrite.h"
 #include "sector-hash.h"
 
 static const char *const wtc_cold_class_names[WTC_COLD_NCLASSES] = {
@@ -195,6 +196,161 @@ wtc_cold_log_pass (struct wtc_check *c, struct wtc_cold *k)
   wtlog_reader_close (r);
 }
 
+/* A disk range, first to last sector, a file's extent covers. */
+struct wtc_cold_span {
+  uint64_t first, last;
+};
+
+static gint
+wtc_cold_span_cmp (gconstpointer a, gconstpointer b)
+{
+  const struct wtc_cold_span *x = a, *y = b;
+  return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/* Every extent of mf's files, whole sectors rounded outward (a partly
+ * covered sector holds file data, so it is not metadata). */
+static void
+wtc_cold_add_spans (GArray *spans, const struct wtmf_manifest *mf)
+{
+  for (uint32_t fi = 0; mf && fi < mf->nfiles; fi++)
+    for (uint32_t i = 0; i < mf->files[fi].nextents; i++) {
+      const struct wtmf_extent *e = &mf->files[fi].extents[i];
+      if ((e->flags & WTMF_EXT_UNMAPPABLE) || !e->length)
+        continue;
+      uint64_t end = e->physical > UINT64_MAX - (e->length - 1) ? UINT64_MAX
+        : e->physical + e->length - 1;
+      struct wtc_cold_span s = { e->physical / WT_SECTOR_SIZE, end / WT_SECTOR_SIZE };
+      g_array_append_val (spans, s);
+    }
+}
+
+/* The files' spans, warm and cold, sorted and merged. */
+static GArray *
+wtc_cold_file_spans (const struct wtc_check *c, const struct wtc_cold *k)
+{
+  g_autoptr (GArray) all = g_array_new (FALSE, FALSE, sizeof (struct wtc_cold_span));
+  wtc_cold_add_spans (all, c->mf);
+  wtc_cold_add_spans (all, k->mf);
+  g_array_sort (all, wtc_cold_span_cmp);
+  GArray *merged = g_array_new (FALSE, FALSE, sizeof (struct wtc_cold_span));
+  for (guint i = 0; i < all->len; i++) {
+    const struct wtc_cold_span *s = &g_array_index (all, struct wtc_cold_span, i);
+    struct wtc_cold_span *top = merged->len
+      ? &g_array_index (merged, struct wtc_cold_span, merged->len - 1) : NULL;
+    if (top && (s->first <= top->last || s->first - top->last == 1)) {
+      if (s->last > top->last)
+        top->last = s->last;
+    } else
+      g_array_append_val (merged, *s);
+  }
+  return merged;
+}
+
+/* The first span whose last sector is at or after sector. */
+static guint
+wtc_cold_span_lower (const GArray *spans, uint64_t sector)
+{
+  guint lo = 0, hi = spans->len;
+  while (lo < hi) {
+    guint mid = lo + (hi - lo) / 2;
+    if (g_array_index (spans, struct wtc_cold_span, mid).last < sector)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* Applies to m the part of rec outside the spans: of a WRITE the sectors
+ * no file's extent covers, so the map holds metadata, not the files' data
+ * (memory grows with the metadata written, not with the log); ZERO and
+ * TRIM whole (kept as ranges, a few nodes whatever their length). */
+static void
+wtc_cold_apply_outside (struct wtc_lastmap *m, const GArray *spans,
+                        const struct wtlog_record *rec)
+{
+  if (rec->type != WTLOG_WRITE || (rec->flags & WTLOG_F_FAILED) || !rec->nhashes) {
+    wtc_lastmap_apply (m, rec);
+    return;
+  }
+  uint64_t first = rec->offset / WT_SECTOR_SIZE, end = first + rec->nhashes;
+  uint64_t s = first;
+  for (guint at = wtc_cold_span_lower (spans, first); s < end; at++) {
+    const struct wtc_cold_span *sp = at < spans->len
+      ? &g_array_index (spans, struct wtc_cold_span, at) : NULL;
+    uint64_t stop = sp && sp->first < end ? MAX (sp->first, s) : end;
+    if (stop > s) {
+      struct wtlog_record part = *rec;
+      part.offset = s * WT_SECTOR_SIZE;
+      part.length = part.nhashes = stop - s;
+      part.length *= WT_SECTOR_SIZE;
+      part.hashes = rec->hashes + (s - first);
+      wtc_lastmap_apply (m, &part);
+    }
+    if (!sp || sp->first >= end || sp->last >= end - 1)
+      break;
+    s = MAX (s, sp->last + 1);
+  }
+}
+
+/* The log's last write of every sector outside the files against
+ * disk.img: which metadata writes the disk lacks, although the guest's
+ * kernel was told they were done. A vanished write left no record, so it
+ * cannot be named here. */
+static void
+wtc_cold_metadata_pass (struct wtc_check *c, struct wtc_cold *k, struct wtc_image *disk)
+{
+  if (!disk || !c->log_path)
+    return;
+  char err[256];
+  struct wtlog_header h;
+  struct wtlog_reader *r = wtlog_reader_open (c->log_path, &h, err, sizeof err);
+  if (!r)
+    return;                     /* the warm check reports the log */
+  g_autoptr (GArray) spans = wtc_cold_file_spans (c, k);
+  g_autoptr (wtc_lastmap) m = wtc_lastmap_new ();
+  struct wtlog_record rec;
+  while (wtlog_reader_next (r, &rec) == 0)
+    wtc_cold_apply_outside (m, spans, &rec);
+  wtlog_reader_close (r);
+  uint64_t touched, compared;
+  g_autoptr (GArray) diffs = wtc_lastmap_compare (m, disk, &touched, &compared, NULL);
+  if (!diffs)
+    return;                     /* and an image it cannot read */
+  k->meta_lacking = g_array_new (FALSE, FALSE, sizeof (struct wtc_diff));
+  guint at = 0;
+  for (guint i = 0; i < diffs->len; i++) {
+    const struct wtc_diff *d = &g_array_index (diffs, struct wtc_diff, i);
+    /* A ZERO or TRIM over a file, applied whole, is the warm check's. */
+    while (at < spans->len && g_array_index (spans, struct wtc_cold_span, at).last < d->sector)
+      at++;
+    if (at < spans->len && g_array_index (spans, struct wtc_cold_span, at).first <= d->sector)
+      continue;
+    g_array_append_val (k->meta_lacking, *d);
+  }
+}
+
+GArray *
+wtc_cold_meta_runs (const struct wtc_cold *k)
+{
+  GArray *runs = g_array_new (FALSE, FALSE, sizeof (struct wtc_cold_run));
+  for (guint i = 0; k->meta_lacking && i < k->meta_lacking->len; i++) {
+    const struct wtc_diff *d = &g_array_index (k->meta_lacking, struct wtc_diff, i);
+    if (runs->len) {
+      struct wtc_cold_run *r = &g_array_index (runs, struct wtc_cold_run, runs->len - 1);
+      const struct wtc_diff *p = &g_array_index (k->meta_lacking, struct wtc_diff, i - 1);
+      if (p->sector + 1 == d->sector && p->seq == d->seq) {
+        r->count++;
+        continue;
+      }
+    }
+    struct wtc_cold_run r = { i, 1 };
+    g_array_append_val (runs, r);
+  }
+  return runs;
+}
+
 /* Warm bad sectors the log wrote, whose disk sector still holds its
  * pre-run content: stale, the write never replaced it. */
 static void
@@ -287,9 +443,11 @@ wtc_cold_check (struct wtc_check *c, const char *cold_path, const char *fsck_pat
   k->bad = g_array_new (FALSE, TRUE, sizeof (struct wtc_cold_bad));
   k->files = g_new0 (struct wtc_cold_file, c->mf->nfiles);
   wtc_cold_read_channel (k);
+  g_autoptr (wtc_image) disk = wtc_image_open (c->image_path, NULL);
+  /* Also when the cold kernel reported nothing (it could not mount). */
+  wtc_cold_metadata_pass (c, k, disk);
   if (!k->mf)
     return;
-  g_autoptr (wtc_image) disk = wtc_image_open (c->image_path, NULL);
   struct wtc_cold_imgs im = { disk, base };
   for (uint32_t fi = 0; fi < c->mf->nfiles; fi++)
     wtc_cold_file (k, &im, &c->mf->files[fi], fi);
@@ -308,6 +466,8 @@ wtc_cold_clear (struct wtc_cold *k)
   if (k->bad)
     g_array_unref (k->bad);
   g_free (k->files);
+  if (k->meta_lacking)
+    g_array_unref (k->meta_lacking);
   g_free (k->fsck_command);
   g_free (k->fsck_verdict);
   if (k->fsck_lines)

@@ -64,6 +64,11 @@ struct wtc_cold {
   struct wtc_cold_file *files;  /* one per final-manifest file */
   uint64_t by_class[WTC_COLD_NCLASSES];
   uint32_t files_damaged, size_changed, unopenable;
+  /* Written disk sectors outside every file's extents (warm or cold):
+   * metadata, mostly, whose disk.img content is not what the log's last
+   * write there left (a lied or torn write the disk lacks). struct
+   * wtc_diff, by sector; NULL when the log or image could not be read. */
+  GArray *meta_lacking;
   /* fsck.txt */
   bool fsck_ran;
   char *fsck_command, *fsck_verdict;
@@ -82,6 +87,8 @@ void wtc_cold_clear (struct wtc_cold *k);
 const char *wtc_cold_verdict (const struct wtc_cold *k);
 bool wtc_cold_damaged (const struct wtc_cold *k);
 GArray *wtc_cold_file_runs (const struct wtc_cold *k, uint32_t fi);
+/* Runs of meta_lacking: contiguous sectors, one last write. */
+GArray *wtc_cold_meta_runs (const struct wtc_cold *k);
 /* The cold section of the text report. */
 void wtc_cold_report_text (const struct wtc_check *c, int max_runs, FILE *out);
 void wtc_cold_report_json (const struct wtc_check *c, FILE *out);

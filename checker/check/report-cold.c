@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "check/check.h"
+#include "lib/lastwrite.h"
 #include "sector-hash.h"
 
 static void
@@ -95,6 +96,32 @@ wtc_cold_text_file (const struct wtc_check *c, uint32_t fi, int max_runs, FILE *
              runs->len - (guint) max_runs);
 }
 
+/* The written sectors outside the files that the disk lacks: a line, and
+ * unless max_runs < 0 the runs, each with the logged write it lacks. */
+static void
+wtc_cold_text_meta (const struct wtc_cold *k, int max_runs, FILE *out)
+{
+  if (!k->meta_lacking || !k->meta_lacking->len)
+    return;
+  g_autoptr (GArray) runs = wtc_cold_meta_runs (k);
+  guint n = k->meta_lacking->len;
+  fprintf (out, "metadata: %u written sector%s outside the files differ%s from %s last logged "
+           "write, in %u run%s (the disk lacks writes the kernel was told were done: lied or "
+           "torn)\n", n, n == 1 ? "" : "s", n == 1 ? "s" : "", n == 1 ? "its" : "their",
+           runs->len, runs->len == 1 ? "" : "s");
+  for (guint i = 0; i < runs->len && (int) i < max_runs; i++) {
+    const struct wtc_cold_run *r = &g_array_index (runs, struct wtc_cold_run, i);
+    const struct wtc_diff *d = &g_array_index (k->meta_lacking, struct wtc_diff, r->first);
+    fputs ("  ", out);
+    wtc_cold_text_sector (d->sector, r->count, out);
+    fprintf (out, ": the disk lacks seq %" PRIu64 " (%s), the last logged write there\n",
+             d->seq, wtlog_type_name (d->type));
+  }
+  if (max_runs >= 0 && (int) runs->len > max_runs)
+    fprintf (out, "  ... %u more runs (--max-runs, or the JSON report)\n",
+             runs->len - (guint) max_runs);
+}
+
 /* The cold verdict line and the fsck line; then, unless max_runs < 0
  * (--quiet: the lines alone), fsck's output and the damaged files. */
 void
@@ -132,6 +159,7 @@ wtc_cold_report_text (const struct wtc_check *c, int max_runs, FILE *out)
         fprintf (out, "  | %s\n", l);
       }
   }
+  wtc_cold_text_meta (k, max_runs, out);
   for (uint32_t fi = 0; max_runs >= 0 && k->mf && fi < c->mf->nfiles; fi++)
     if (k->files[fi].bad || k->files[fi].error || k->files[fi].cold_size != c->mf->files[fi].size)
       wtc_cold_text_file (c, fi, max_runs, out);
@@ -204,6 +232,25 @@ wtc_cold_json_fsck (const struct wtc_cold *k, FILE *out)
   fputs ("]}", out);
 }
 
+static void
+wtc_cold_json_meta (const struct wtc_cold *k, FILE *out)
+{
+  if (!k->meta_lacking) {
+    fputs ("    \"metadata_lacking\": null", out);
+    return;
+  }
+  g_autoptr (GArray) runs = wtc_cold_meta_runs (k);
+  fprintf (out, "    \"metadata_lacking\": {\"sectors\": %u, \"runs\": [", k->meta_lacking->len);
+  for (guint i = 0; i < runs->len; i++) {
+    const struct wtc_cold_run *r = &g_array_index (runs, struct wtc_cold_run, i);
+    const struct wtc_diff *d = &g_array_index (k->meta_lacking, struct wtc_diff, r->first);
+    fprintf (out, "%s{\"disk_sector\": %" PRIu64 ", \"sectors\": %u, \"seq\": %" PRIu64
+             ", \"type\": \"%s\"}", i ? ",\n      " : "\n      ", d->sector, r->count, d->seq,
+             wtlog_type_name (d->type));
+  }
+  fputs ("]}", out);
+}
+
 /* "cold": {...}, with its trailing comma. */
 void
 wtc_cold_report_json (const struct wtc_check *c, FILE *out)
@@ -230,6 +277,8 @@ wtc_cold_report_json (const struct wtc_check *c, FILE *out)
              k->by_class[cls]);
   fputs ("},\n", out);
   wtc_cold_json_fsck (k, out);
+  fputs (",\n", out);
+  wtc_cold_json_meta (k, out);
   fputs (",\n    \"files\": [", out);
   bool first = true;
   for (uint32_t fi = 0; k->mf && fi < c->mf->nfiles; fi++) {
