@@ -18,12 +18,15 @@
 # (its runtime sits in a library nbdkit loads, beside the preloaded ASan);
 # with halt_on_error its report (on nbdkit's stderr) stops nbdkit with
 # status 99, and the test's clients fail.
-set -u
+#
+# Its work folder (the shim, the reports) is lib.sh's $T: removed at exit
+# unless KEEP_TEST_DIRS=1.
 name=$(basename "$0")
-top=$(cd "$(dirname "$0")/../.." && pwd)
-test=$top/tests/$name
-export WTRACK=$top/checker/wtrack-asan
-export PLUGIN=$top/plugin/nbdkit-wtrack-plugin-asan.so
+# Run as tests/asan/test-NAME.sh: lib.sh is one folder up.
+. "$(dirname "$0")/../lib.sh"
+test=$TOP/tests/$name
+export WTRACK=$TOP/checker/wtrack-asan
+export PLUGIN=$TOP/plugin/nbdkit-wtrack-plugin-asan.so
 
 fail () { echo "1..1"; echo "not ok 1 - $name under ASan+UBSan: $*"; exit 1; }
 [ -x "$test" ] || fail "no test $test"
@@ -34,8 +37,7 @@ libasan=$(ldd "$PLUGIN" | awk '$1 ~ /^libasan\.so/ { print $3 }')
 [ -f "$libasan" ] || fail "cannot find the libasan.so $PLUGIN needs (ldd)"
 nbdkit=$(PATH=$PATH:/usr/sbin:/sbin command -v nbdkit) || fail "missing tool: nbdkit"
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/wtrack-asan.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+work=$T
 mkdir "$work/bin" "$work/reports"
 cat > "$work/bin/nbdkit" <<SHIM
 #!/bin/sh

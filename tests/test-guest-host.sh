@@ -14,8 +14,9 @@ plan 27
 mnt=$T/mnt
 mkdir -p "$mnt"
 mounted=""
-cleanup_mounts () { [ -z "$mounted" ] || umount "$mounted" 2>/dev/null; }
-trap 'cleanup_mounts; t_cleanup' EXIT
+# Whatever is mounted at exit is unmounted (before $T goes).
+cleanup_mounts () { [ -z "$mounted" ] || umount "$mounted"; }
+on_exit cleanup_mounts
 
 # mkimage FS IMG: a sparse 320 MiB image with FS on it.
 mkimage () {

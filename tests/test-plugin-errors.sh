@@ -7,14 +7,6 @@ require_built "$PLUGIN" "$WTRACK"
 [ "$(id -u)" = 0 ] || skip_all "needs root to mount the small tmpfs file systems"
 plan 27
 
-mounts=()
-unmount_all () {
-  local m
-  for m in "${mounts[@]}"; do umount "$m" 2>/dev/null; done
-}
-trap 'st=$?; for f in "$T"/*.pid; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null; done;
-      sleep 0.2; unmount_all; (exit $st); t_cleanup' EXIT
-
 # nbdkit_fails NAME WANT ARGS...: nbdkit must refuse to start, with a message
 # containing WANT.
 nbdkit_fails () {
@@ -33,7 +25,8 @@ truncate -s 16M "$T/disk.img"
 # 1. A read-only image (a read-only file system: root ignores file modes):
 #    served read-only, writes refused, nothing logged, the image untouched.
 mkdir "$T/ro"
-mount -t tmpfs -o size=32M tmpfs "$T/ro" && mounts+=("$T/ro")
+# (each mount is undone at exit after the servers started later stopped)
+mount -t tmpfs -o size=32M tmpfs "$T/ro" && on_exit umount "$T/ro"
 head -c 16M /dev/urandom >"$T/ro/disk.img"
 mount -o remount,ro "$T/ro"
 cp "$T/ro/disk.img" "$T/ro-copy.img"
@@ -58,7 +51,7 @@ check "nbdkit -r: image unchanged" cmp "$T/rw.img" "$T/ro-copy.img"
 # 2. The log's file system fills up: the write that does not fit fails with
 #    ENOSPC, every later one with EIO; all that was acknowledged is logged.
 mkdir "$T/full"
-mount -t tmpfs -o size=1M tmpfs "$T/full" && mounts+=("$T/full")
+mount -t tmpfs -o size=1M tmpfs "$T/full" && on_exit umount "$T/full"
 truncate -s 16M "$T/base.img"
 cp "$T/base.img" "$T/disk.img"
 start_nbdkit full "$T/full.sock" "$PLUGIN" "$T/disk.img" log="$T/full/writes.wtlog" data=on

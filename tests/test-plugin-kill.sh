@@ -48,6 +48,7 @@ EOF
 /usr/bin/python3 "$T/writer.py" "$T/acked.txt" "nbd+unix:///?socket=$sock" \
   2>"$T/writer.err" &
 writer=$!
+on_exit kill_pid "$writer"
 # Kill once a good number of writes were acknowledged, while more are queued.
 for _ in $(seq 1 300); do
   [ "$( { wc -l <"$T/acked.txt"; } 2>/dev/null || echo 0)" -ge 2000 ] && break

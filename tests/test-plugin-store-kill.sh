@@ -50,6 +50,7 @@ PY
 /usr/bin/python3 "$T/writer.py" "$T/acked.txt" "nbd+unix:///?socket=$sock" \
   2>"$T/writer.err" &
 writer=$!
+on_exit kill_pid "$writer"
 for _ in $(seq 1 300); do
   [ "$( { wc -l <"$T/acked.txt"; } 2>/dev/null || echo 0)" -ge 1500 ] && break
   sleep 0.05

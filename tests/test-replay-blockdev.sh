@@ -14,8 +14,7 @@ truncate -s 16M "$T/zero.img"
 head -c 20M /dev/urandom >"$T/backing.img"
 cp "$T/backing.img" "$T/noise.img"
 dev=$(losetup -f --show "$T/backing.img") || skip_all "no loop device"
-t_loop_cleanup () { local status=$?; losetup -d "$dev" 2>/dev/null; (exit $status); t_cleanup; }
-trap t_loop_cleanup EXIT
+on_exit losetup -d "$dev"
 
 check "replay onto a loop device" \
   "$WTRACK" replay "$T/gen.wtlog" --base "$T/zero.img" --out "$dev"

@@ -40,6 +40,7 @@ pids=()
 for i in 1 2 3 4; do
   "$mkinit" --kernel "$kernel" --fs xfs --cache "$cache/initramfs" --out "$T/p$i.img" 2>"$T/p$i.err" &
   pids+=($!)
+  on_exit kill_pid $!
 done
 failed=0
 for p in "${pids[@]}"; do wait "$p" || failed=$((failed + 1)); done
@@ -57,7 +58,9 @@ run_args=(--accel tcg --no-cold --kernel "$kernel" --cache "$cache" --disk-size 
           --workload linus2006 --size 4M)
 start=$SECONDS
 "$TOP/scripts/wtrack-run" "${run_args[@]}" --seed 1 --out "$T/a" >"$T/a.out" 2>"$T/a.err" & pa=$!
+on_exit kill_pid "$pa"
 "$TOP/scripts/wtrack-run" "${run_args[@]}" --seed 2 --out "$T/b" >"$T/b.out" 2>"$T/b.err" & pb=$!
+on_exit kill_pid "$pb"
 sa=0; wait "$pa" || sa=$?
 sb=0; wait "$pb" || sb=$?
 diag "two runs at once: exit $sa and $sb in $((SECONDS - start))s"
