@@ -112,6 +112,7 @@ seeds = 1
 size = 16M
 disk-size = 256M
 accel = tcg
+no-cold = true
 [clean]
 [lossy]
 plugin-opt = fault=vanish:p=0.002:seed=3
