@@ -172,8 +172,9 @@ check "a guest past its own --timeout: an error cell with wtrack-run's exit 3 an
 check "build:PATCH whose patch does not apply: both its cells are errors naming the kernel" \
   [ "$(jq '[.cells[] | select(.kernel | startswith("build:")) | select(.status == "error") | select(.error | test("kernel build:"))] | length' "$T/m/summary.json")" = 2 ]
 check "build:PATCH: build-kernel was run with that patch" grep -qF "patch failed: $T/bad.patch" "$T/m.err"
+"$TOP/scripts/get-kernel" --list >"$T/kernels.list" || true
 check "get-kernel --list shows the bullseye and trixie kernels" \
-  eval "'$TOP/scripts/get-kernel' --list | grep -q ' bullseye ' && '$TOP/scripts/get-kernel' --list | grep -q '^6\.12\..* trixie '"
+  eval "grep -q ' bullseye ' '$T/kernels.list' && grep -q '^6\.12\..* trixie ' '$T/kernels.list'"
 
 # ---- a guest that does not end in time: the watchdog, the campaign ends --
 rc=0; start=$SECONDS
