@@ -32,4 +32,4 @@ tests/unit/gen-wtlog: tests/unit/gen-wtlog.c common/libwtcommon.a
 	$(CC) $(ALL_CFLAGS) $< common/libwtcommon.a -o $@
 
 # The HTML report's stylesheet and script are embedded by .incbin.
-checker/check/html-assets.o: checker/check/report-html.css checker/check/report-html.js
+checker/lib/html-assets.o checker/lib/html-assets.asan.o: checker/check/report-html.css checker/check/report-html.js

@@ -7,6 +7,7 @@
 
 #include "campaign/campaign.h"
 #include "commands.h"
+#include "lib/cli.h"
 
 static void
 wtc_print_cells (GPtrArray *cells)
@@ -46,20 +47,22 @@ wtc_campaign_expand (int argc, char **argv)
     "CAMPAIGN is a key file (doc/design.md, \"Campaigns\"); without it the axes\n"
     "come from the options (defaults: debian:bookworm, ext4, linus2006, seed 1).\n"
     "A cell's id is made of its kernel, fs, variant, workload and seed, so it\n"
-    "does not change when axes grow. Exit status: 0, or 2 for a bad campaign.");
-  int status = WT_EXIT_ERROR;
-  if (!g_option_context_parse (ctx, &argc, &argv, &error))
-    fprintf (stderr, "wtrack campaign expand: %s\n", error->message);
+    "does not change when axes grow. Exit status: 0, or 2 for a bad campaign\n"
+    "or bad usage.");
+  int status = WT_EXIT_USAGE;
+  if (!wtc_cli_parse (ctx, &argc, &argv))
+    ;
   else if (argc > 2)
-    fprintf (stderr, "wtrack campaign expand: one campaign file at most\n");
+    wtc_cli_usage ("one campaign file at most");
   else {
+    status = WT_EXIT_ERROR;
     g_autoptr (wtc_campaign) c = wtc_campaign_load (argc == 2 ? argv[1] : NULL, &axes, &error);
     if (!c)
-      fprintf (stderr, "wtrack campaign expand: %s\n", error->message);
+      wtc_cli_error ("%s", error->message);
     else {
       g_autoptr (GPtrArray) cells = wtc_campaign_cells (c);
       if (plan && !wtc_plan_write (cells, plan, &error))
-        fprintf (stderr, "wtrack campaign expand: %s\n", error->message);
+        wtc_cli_error ("%s", error->message);
       else {
         if (!plan)
           wtc_print_cells (cells);
@@ -88,35 +91,56 @@ wtc_campaign_collect_cmd (int argc, char **argv)
   g_autoptr (GError) error = NULL;
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_option_context_set_summary (ctx,
-    "Write DIR/summary.txt, summary.json and results.xml from DIR/plan.tsv and\n"
-    "each DIR/cells/ID/cell.ini, and print summary.txt.");
+    "Write DIR/summary.txt, summary.json, results.xml and summary.html from\n"
+    "DIR/plan.tsv and each DIR/cells/ID/cell.ini, and print summary.txt.");
   g_option_context_set_description (ctx,
     "Exit status: 0 every cell that ran is clean, 1 damage found in some cell,\n"
-    "2 a cell could not run (error), or DIR is unreadable.");
-  if (!g_option_context_parse (ctx, &argc, &argv, &error)) {
-    fprintf (stderr, "wtrack campaign collect: %s\n", error->message);
-    return WT_EXIT_ERROR;
-  }
+    "2 a cell could not run (error), DIR is unreadable, or bad usage.");
+  if (!wtc_cli_parse (ctx, &argc, &argv))
+    return WT_EXIT_USAGE;
   if (argc != 2) {
-    fprintf (stderr, "wtrack campaign collect: expected DIR (see --help)\n");
+    wtc_cli_usage ("expected DIR");
+    return WT_EXIT_USAGE;
+  }
+  int status = WT_EXIT_ERROR;
+  if (!wtc_campaign_collect (argv[1], quiet ? NULL : stdout, &status, &error)) {
+    wtc_cli_error ("%s", error->message);
     return WT_EXIT_ERROR;
   }
-  return wtc_campaign_collect (argv[1], quiet);
+  return status;
+}
+
+static void
+wtc_campaign_help (FILE *out)
+{
+  fputs ("Usage: wtrack campaign expand|collect [OPTION...] ARGS\n"
+         "       wtrack campaign expand [CAMPAIGN] [OPTION...]\n"
+         "       wtrack campaign collect DIR\n\n"
+         "The parts of scripts/wtrack-campaign written in C: expand a campaign into\n"
+         "cells with stable ids, and collect the cells' results into summary.txt,\n"
+         "summary.json, results.xml and summary.html. 'wtrack campaign SUBCOMMAND\n"
+         "--help' has more.\n", out);
 }
 
 int
 wt_cmd_campaign (int argc, char **argv)
 {
-  if (argc >= 2 && strcmp (argv[1], "expand") == 0)
+  /* the subcommand names itself in its messages and its --help */
+  if (argc >= 2 && strcmp (argv[1], "expand") == 0) {
+    wtc_cli_begin ("campaign expand");
     return wtc_campaign_expand (argc - 1, argv + 1);
-  if (argc >= 2 && strcmp (argv[1], "collect") == 0)
+  }
+  if (argc >= 2 && strcmp (argv[1], "collect") == 0) {
+    wtc_cli_begin ("campaign collect");
     return wtc_campaign_collect_cmd (argc - 1, argv + 1);
-  FILE *out = argc >= 2 && (strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0)
-                ? stdout : stderr;
-  fprintf (out, "Usage: wtrack campaign expand [CAMPAIGN] [OPTION...]\n"
-                "       wtrack campaign collect DIR\n\n"
-                "The parts of scripts/wtrack-campaign written in C: expand a campaign into\n"
-                "cells with stable ids, and collect the cells' results into summary.txt,\n"
-                "summary.json and results.xml. 'wtrack campaign SUBCOMMAND --help' has more.\n");
-  return out == stdout ? WT_EXIT_OK : WT_EXIT_ERROR;
+  }
+  if (argc >= 2 && (strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0)) {
+    wtc_campaign_help (stdout);
+    return WT_EXIT_OK;
+  }
+  if (argc < 2)
+    wtc_cli_usage ("expected a subcommand: expand or collect");
+  else
+    wtc_cli_usage ("unknown subcommand: %s (expand or collect)", argv[1]);
+  return WT_EXIT_USAGE;
 }

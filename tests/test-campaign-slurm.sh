@@ -33,8 +33,7 @@ slurm_stop () {
     kill -KILL "$p" 2>/dev/null || true
   done
 }
-# shellcheck disable=SC2154 # st is set inside the trap
-trap 'st=$?; slurm_stop; (exit $st); t_cleanup' EXIT
+on_exit slurm_stop
 
 free_port () { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 ctld_port=$(free_port)
@@ -112,6 +111,7 @@ seeds = 1
 size = 16M
 disk-size = 256M
 accel = tcg
+no-cold = true
 [clean]
 [lossy]
 plugin-opt = fault=vanish:p=0.002:seed=3

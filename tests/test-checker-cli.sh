@@ -9,7 +9,7 @@ GEN=$TOP/tests/unit/gen-wtlog
 CLASSES=$TOP/tests/unit/test-check-classes
 require_built "$WTRACK" "$GEN" "$CLASSES"
 COMMANDS="check dump verify replay export import crash"
-plan 40
+plan 46
 
 for c in $COMMANDS; do
   check "$c --help: the first line is the usage of wtrack $c" \
@@ -21,7 +21,8 @@ check "wtrack --help: bad usage exits 2 in every command" \
 # Bad usage: exit 2, one line that names the command once and its --help.
 bad_usage () {
   local c=$1; shift
-  "$WTRACK" "$c" "$@" >/dev/null 2>"$T/usage.err"
+  # shellcheck disable=SC2086 # "campaign expand": a command and its subcommand
+  "$WTRACK" $c "$@" >/dev/null 2>"$T/usage.err"
   local rc=$?
   [ "$rc" = 2 ] && [ "$(wc -l <"$T/usage.err")" = 1 ] \
     && grep -q "^wtrack $c: .* (see wtrack $c --help)$" "$T/usage.err" \
@@ -31,6 +32,15 @@ bad_usage () {
 for c in $COMMANDS; do
   check "$c --no-such-option: exit 2, prefixed once" bad_usage "$c" --no-such-option
 done
+# campaign has subcommands, each named in its messages and its --help
+for c in "campaign expand" "campaign collect"; do
+  check "$c --help: the first line is the usage of wtrack $c" \
+    grep -q "^Usage: wtrack $c \[OPTION\.\.\.\]" <("$WTRACK" $c --help | head -n 1)
+  check "$c --no-such-option: exit 2, prefixed once" bad_usage "$c" --no-such-option
+done
+check "campaign --help: the first line is the usage of wtrack campaign" \
+  grep -q "^Usage: wtrack campaign " <("$WTRACK" campaign --help | head -n 1)
+check "campaign without a subcommand: exit 2, prefixed once" bad_usage campaign
 check "replay without LOG: exit 2" bad_usage replay
 check "verify with one argument: exit 2" bad_usage verify x
 check "check --max-runs -1: exit 2" bad_usage check --max-runs -1 run
@@ -101,6 +111,10 @@ scripts_usage () {
   done
   "$TOP/scripts/wtrack-run" stray-argument >/dev/null 2>&1; rc=$?
   [ "$rc" = 4 ] || bad="$bad wtrack-run:$rc"
+  for s in "" expand run collect; do
+    "$TOP/scripts/wtrack-campaign" $s --no-such-option >/dev/null 2>&1; rc=$?
+    [ "$rc" = 4 ] || bad="$bad wtrack-campaign${s:+-$s}:$rc"
+  done
   [ -z "$bad" ] || { diag "not 4:$bad"; return 1; }
 }
 check "every script exits 4 on bad usage" scripts_usage

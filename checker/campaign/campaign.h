@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <glib.h>
 
@@ -59,7 +60,10 @@ void wtc_cell_free (struct wtc_cell *cell);
 bool wtc_plan_write (GPtrArray *cells, const char *path, GError **error);
 GPtrArray *wtc_plan_read (const char *path, GError **error);
 
-/* collect: the summaries of DIR; returns the campaign's exit status. */
-int wtc_campaign_collect (const char *dir, bool quiet);
+/* collect: writes DIR's summary.txt, summary.json, results.xml and
+ * summary.html, prints summary.txt to print (NULL: not) and sets status to
+ * the campaign's exit status (0 clean, 1 damage, 2 a cell in error). False
+ * when DIR's plan cannot be read or a summary cannot be written. */
+bool wtc_campaign_collect (const char *dir, FILE *print, int *status, GError **error);
 
 #endif

@@ -2,6 +2,7 @@
  * DIR/cells/ID/cell.ini, written by scripts/wtrack-campaign) become
  * summary.txt, summary.json (doc/campaign-json.md) and results.xml (the
  * JUnit shape xfstests writes). */
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -11,8 +12,9 @@
 #include <unistd.h>
 
 #include "campaign/campaign.h"
-#include "lib/util.h"
 #include "commands.h"
+#include "lib/html-page.h"
+#include "lib/util.h"
 
 #define WTC_SUMMARY_VERSION 1
 /* Verdict lines of report.txt carried into a failure's text. */
@@ -530,21 +532,54 @@ typedef void (*wtc_writer) (struct wtc_collect *c, FILE *out);
 
 /* Written to NAME.tmp, then renamed: a reader never sees half a summary. */
 static bool
-wtc_write_file (struct wtc_collect *c, const char *name, wtc_writer write)
+wtc_write_file (struct wtc_collect *c, const char *name, wtc_writer write, GError **error)
 {
   g_autofree char *path = g_build_filename (c->dir, name, NULL);
   g_autofree char *tmp = g_strdup_printf ("%s.tmp", path);
   FILE *out = fopen (tmp, "w");
   if (!out) {
-    fprintf (stderr, "wtrack campaign: open: %s: %m\n", tmp);
+    g_set_error (error, WTC_ERROR, errno, "open: %s: %s", tmp, g_strerror (errno));
     return false;
   }
   write (c, out);
   if (ferror (out) | (fclose (out) != 0) || rename (tmp, path) != 0) {
-    fprintf (stderr, "wtrack campaign: write: %s: %m\n", path);
+    g_set_error (error, WTC_ERROR, errno, "write: %s: %s", path, g_strerror (errno));
     return false;
   }
   return true;
+}
+
+/* summary.html: the HTML report's page with {"kind": "campaign", "summary":
+ * summary.json's object}; the script draws the grid and links each failing
+ * cell to its report.html (doc/report-html.md, "summary.html"). */
+static bool
+wtc_write_html (struct wtc_collect *c, GError **error)
+{
+  char *json = NULL;
+  size_t len = 0;
+  FILE *mem = open_memstream (&json, &len);
+  if (!mem) {
+    g_set_error (error, WTC_ERROR, errno, "open_memstream: %s", g_strerror (errno));
+    return false;
+  }
+  fputs ("{\"kind\": \"campaign\", \"summary\": ", mem);
+  wtc_write_json (c, mem);
+  fputs ("}\n", mem);
+  if (fclose (mem) != 0) {
+    free (json);
+    g_set_error (error, WTC_ERROR, errno, "summary.html: %s", g_strerror (errno));
+    return false;
+  }
+  g_autofree char *path = g_build_filename (c->dir, "summary.html", NULL);
+  g_autofree char *tmp = g_strdup_printf ("%s.tmp", path);
+  g_autofree char *title = g_strdup_printf ("wtrack campaign %s", c->dir);
+  bool ok = wtc_html_page (tmp, title, json, error);
+  free (json);
+  if (ok && rename (tmp, path) != 0) {
+    g_set_error (error, WTC_ERROR, errno, "rename: %s: %s", path, g_strerror (errno));
+    ok = false;
+  }
+  return ok;
 }
 
 static int
@@ -577,16 +612,13 @@ wtc_tally_all (struct wtc_collect *c)
   g_ptr_array_sort (c->phases, wtc_str_ptr_cmp);
 }
 
-int
-wtc_campaign_collect (const char *dir, bool quiet)
+bool
+wtc_campaign_collect (const char *dir, FILE *print, int *status, GError **error)
 {
   g_autofree char *plan_path = g_build_filename (dir, "plan.tsv", NULL);
-  g_autoptr (GError) error = NULL;
-  g_autoptr (GPtrArray) cells = wtc_plan_read (plan_path, &error);
-  if (!cells) {
-    fprintf (stderr, "wtrack campaign: %s\n", error->message);
-    return WT_EXIT_ERROR;
-  }
+  g_autoptr (GPtrArray) cells = wtc_plan_read (plan_path, error);
+  if (!cells)
+    return false;
   struct wtc_collect c = { .dir = dir };
   c.results = g_array_sized_new (FALSE, TRUE, sizeof (struct wtc_result), cells->len);
   g_array_set_clear_func (c.results, (GDestroyNotify) wtc_result_clear);
@@ -598,18 +630,19 @@ wtc_campaign_collect (const char *dir, bool quiet)
   c.columns = g_ptr_array_new_with_free_func ((GDestroyNotify) wtc_column_free);
   c.phases = g_ptr_array_new_with_free_func (g_free);
   wtc_tally_all (&c);
-  bool written = wtc_write_file (&c, "summary.txt", wtc_write_text)
-                 && wtc_write_file (&c, "summary.json", wtc_write_json)
-                 && wtc_write_file (&c, "results.xml", wtc_write_xml);
-  if (written && !quiet)
-    wtc_write_text (&c, stdout);
-  int status = !written || c.total.counts[WTC_CELL_ERROR] ? WT_EXIT_ERROR
-               : c.total.counts[WTC_CELL_DAMAGED]         ? WT_EXIT_DAMAGE
-                                                            : WT_EXIT_OK;
+  bool written = wtc_write_file (&c, "summary.txt", wtc_write_text, error)
+                 && wtc_write_file (&c, "summary.json", wtc_write_json, error)
+                 && wtc_write_file (&c, "results.xml", wtc_write_xml, error)
+                 && wtc_write_html (&c, error);
+  if (written && print)
+    wtc_write_text (&c, print);
+  *status = c.total.counts[WTC_CELL_ERROR]     ? WT_EXIT_ERROR
+            : c.total.counts[WTC_CELL_DAMAGED] ? WT_EXIT_DAMAGE
+                                               : WT_EXIT_OK;
   g_array_unref (c.results);
   g_ptr_array_unref (c.rows);
   g_ptr_array_unref (c.columns);
   g_ptr_array_unref (c.phases);
   g_free (c.grid);
-  return status;
+  return written;
 }

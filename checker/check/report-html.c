@@ -13,6 +13,7 @@
 #include "check/check.h"
 #include "check/html-data.h"
 #include "check/report-html.h"
+#include "lib/html-page.h"
 #include "sector-hash.h"
 
 /* What the page embeds whole, at most (then it says how many there were). */
@@ -21,53 +22,6 @@
 #define WTC_HTML_MAX_EXTENTS 20000
 /* Sectors of a run whose expected and found hashes the page shows. */
 #define WTC_HTML_RUN_HASHES 8
-
-/* check/html-assets.c: report-html.css and report-html.js, NUL-terminated. */
-extern const char wtc_html_css[], wtc_html_js[];
-
-static void
-wtc_html_text (FILE *out, const char *s)
-{
-  for (; *s; s++) {
-    switch (*s) {
-    case '<': fputs ("&lt;", out); break;
-    case '>': fputs ("&gt;", out); break;
-    case '&': fputs ("&amp;", out); break;
-    case '"': fputs ("&quot;", out); break;
-    default: putc (*s, out);
-    }
-  }
-}
-
-bool
-wtc_html_page (const char *path, const char *title, const char *json, GError **error)
-{
-  FILE *out = fopen (path, "w");
-  if (!out) {
-    g_set_error (error, WTC_ERROR, errno, "open: %s: %s", path, g_strerror (errno));
-    return false;
-  }
-  fputs ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-         "<meta name=\"viewport\" content=\"width=device-width\">\n<title>", out);
-  wtc_html_text (out, title);
-  fprintf (out, "</title>\n<style>\n%s</style>\n</head><body>\n"
-           "<noscript>This report is drawn by JavaScript; report.txt and report.json hold the same findings.</noscript>\n"
-           "<div id=\"app\"></div>\n<script type=\"application/json\" id=\"wtdata\">", wtc_html_css);
-  /* JSON has '<' only inside strings, where \u003c means the same: the
-   * data can never close the script element. */
-  for (const char *p = json; *p; p++) {
-    if (*p == '<')
-      fputs ("\\u003c", out);
-    else
-      putc (*p, out);
-  }
-  fprintf (out, "</script>\n<script>\n%s</script>\n</body></html>\n", wtc_html_js);
-  if (ferror (out) | (fclose (out) != 0)) {
-    g_set_error (error, WTC_ERROR, errno, "write: %s: %s", path, g_strerror (errno));
-    return false;
-  }
-  return true;
-}
 
 /* An array of zeroes (a timeline without trims, a log that never wrote)
  * is sent as "" : the page knows each array's length. */

@@ -12,10 +12,4 @@
  * for its pictures; doc/report-html.md). */
 bool wtc_report_html (const struct wtc_check *c, const char *path, GError **error);
 
-/* The page around any data: inline CSS and script, json embedded as the
- * element #wtdata; the script draws what json's "kind" names ("run"). A
- * campaign's summary can reuse it with a kind of its own. */
-bool wtc_html_page (const char *path, const char *title, const char *json,
-                    GError **error);
-
 #endif

@@ -14,6 +14,13 @@
   var data = JSON.parse(document.getElementById("wtdata").textContent);
   var app = document.getElementById("app");
   var tip;
+  /* Only a run's data feeds the variables below: other kinds are drawn
+   * here and stop (function declarations are hoisted). */
+  if (data.kind !== "run") {
+    if (data.kind === "campaign") renderCampaign();
+    else app.appendChild(el("p", { text: "unknown report kind: " + data.kind }));
+    return;
+  }
 
   function el(tag, attrs, children) {
     var e = document.createElement(tag);
@@ -551,6 +558,82 @@
     document.body.setAttribute("data-rendered", "yes");
   }
 
-  if (data.kind === "run") render();
-  else app.appendChild(el("p", { text: "unknown report kind: " + data.kind }));
+  /* A campaign's summary.html: {"kind": "campaign", "summary": summary.json}.
+   * The grid of kernels x columns (fs[/variant] workload), each cell
+   * coloured by damaged/total; a cell with failures links to them (to the
+   * one failing run's report.html when it holds one). */
+  function campaignColour(g) {
+    var ran = g.clean + g.damaged;
+    if (!ran) return g.error ? "#bdbdbd" : "#f4f4f4";
+    if (!g.damaged) return g.error ? "#c7e3be" : "#9fd49a";
+    var f = g.damaged / ran;   /* light red at one in many, full red at all */
+    var light = [248, 200, 200], full = [214, 39, 40];
+    var rgb = light.map(function (v, i) { return Math.round(v + (full[i] - v) * f); });
+    return "rgb(" + rgb.join(",") + ")";
+  }
+  function campaignLink(cell) {
+    return cell.status === "damaged" ? cell.dir + "/report.html" : cell.dir + "/wtrack-run.log";
+  }
+  function renderCampaign() {
+    var S = data.summary, C = S.counts;
+    var verdict = C.error ? "incomplete" : C.damaged ? "damaged" : "clean";
+    document.title = "wtrack campaign: " + verdict;
+    app.appendChild(el("h1", {}, ["wtrack campaign ", el("span", { id: "verdict", class: "verdict " + verdict, text: verdict })]));
+    app.appendChild(el("p", { id: "counts", text: C.cells + " cells: " + C.clean + " clean, " + C.damaged + " damaged, " +
+      C.error + " error, " + C.not_run + " not run (" + S.dir + ")" }));
+    var rows = [], cols = [], colKey = function (g) { return g.fs + "\u0000" + (g.variant || "") + "\u0000" + g.workload; };
+    var colLabel = {}, cellsAt = {};
+    S.grid.forEach(function (g) {
+      if (rows.indexOf(g.kernel) < 0) rows.push(g.kernel);
+      var k = colKey(g);
+      if (cols.indexOf(k) < 0) { cols.push(k); colLabel[k] = g.fs + (g.variant ? "/" + g.variant : "") + " " + g.workload; }
+    });
+    S.cells.forEach(function (c) {
+      var k = c.kernel + "\u0001" + colKey(c);
+      (cellsAt[k] = cellsAt[k] || []).push(c);
+    });
+    var table = el("table", { id: "grid", class: "grid" });
+    table.appendChild(el("tr", {}, [el("th", { text: "kernel" })].concat(cols.map(function (k) { return el("th", { text: colLabel[k] }); }))));
+    var failing = [];
+    rows.forEach(function (kernel, i) {
+      var tr = el("tr", {}, [el("th", { text: kernel })]);
+      cols.forEach(function (k, j) {
+        var g = S.grid.filter(function (x) { return x.kernel === kernel && colKey(x) === k; })[0];
+        if (!g) { tr.appendChild(el("td", { class: "empty" })); return; }
+        var text = g.damaged + "/" + (g.clean + g.damaged) + (g.error ? " +" + g.error + " error" + (g.error > 1 ? "s" : "") : "") +
+          (g.not_run ? " +" + g.not_run + " not run" : "");
+        var bad = (cellsAt[kernel + "\u0001" + k] || []).filter(function (c) { return c.status === "damaged" || c.status === "error"; });
+        var td = el("td", { class: "gcell", "data-damaged": g.damaged, "data-total": g.clean + g.damaged, "data-error": g.error });
+        td.style.background = campaignColour(g);
+        if (bad.length) {
+          var anchor = "fail-" + i + "-" + j;
+          td.appendChild(el("a", { href: bad.length === 1 ? campaignLink(bad[0]) : "#" + anchor, text: text }));
+          failing.push({ anchor: anchor, title: kernel + " " + colLabel[k], cells: bad });
+        } else td.textContent = text;
+        tr.appendChild(td);
+      });
+      table.appendChild(tr);
+    });
+    app.appendChild(el("h2", { text: "damaged/total seeds" }));
+    app.appendChild(table);
+    app.appendChild(el("p", { class: "note", text: "Errors (cells that could not run) and cells not run are counted apart. " +
+      "A cell with failures links to its failing runs' report.html (an error's wtrack-run.log)." }));
+    if (failing.length) {
+      app.appendChild(el("h2", { text: "failing cells" }));
+      failing.forEach(function (f) {
+        app.appendChild(el("h3", { id: f.anchor, text: f.title }));
+        var ul = el("ul", { class: "failing" });
+        f.cells.forEach(function (c) {
+          var what = c.status === "damaged"
+            ? c.bad_sectors + " bad sectors (" + Object.keys(c.by_class).map(function (n) { return n + "=" + c.by_class[n]; }).join(" ") + ")"
+            : "error: " + (c.error || "?");
+          ul.appendChild(el("li", { class: "failing-cell " + c.status }, [el("a", { href: campaignLink(c), text: c.id }), " " + what]));
+        });
+        app.appendChild(ul);
+      });
+    }
+    document.body.setAttribute("data-rendered", "yes");
+  }
+
+  render();
 })();

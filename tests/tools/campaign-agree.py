@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""campaign-agree DIR: summary.txt, summary.json and results.xml of a
-campaign folder say the same about every cell (tests/test-campaign-*.sh).
+"""campaign-agree DIR: summary.txt, summary.json, results.xml and the data
+summary.html embeds say the same about every cell of a campaign folder
+(tests/test-campaign-*.sh).
 Prints one line per cell (id status) and exits 1 on any disagreement."""
 import json
 import re
@@ -65,6 +66,17 @@ def main(d):
             dmg = sum(1 for c in ran if c["status"] == "damaged")
             if not value.startswith(f"{dmg}/{len(ran)}"):
                 problems.append(f"txt: {kernel} {label}: {value}, json: {dmg}/{len(ran)}")
+    # summary.html: the page embeds {"kind": "campaign", "summary": ...}
+    page = open(f"{d}/summary.html").read()
+    m = re.search(r'<script type="application/json" id="wtdata">(.*?)</script>', page, re.S)
+    if not m:
+        problems.append("html: no #wtdata element")
+    else:
+        data = json.loads(m.group(1))
+        if data.get("kind") != "campaign":
+            problems.append(f"html: kind {data.get('kind')}")
+        elif data["summary"]["cells"] != js["cells"] or data["summary"]["grid"] != js["grid"]:
+            problems.append("html: its cells or grid differ from summary.json")
     for cid in sorted(cells):
         print(cid, cells[cid]["status"])
     for p in problems:

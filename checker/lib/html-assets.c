@@ -1,5 +1,5 @@
-/* The HTML report's stylesheet and script (checker/check/report-html.css and
- * checker/check/report-html.js, kept as plain files so they can be read and
+/* The HTML pages' stylesheet and script (checker/check/report-html.css and
+ * checker/check/report-html.js: check's report draws most of it, kept as plain files so they can be read and
  * linted as what they are), embedded at build time by the assembler's
  * .incbin and NUL-terminated. checker/checker.mk makes this object depend
  * on both files. */
