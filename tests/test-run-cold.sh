@@ -11,8 +11,8 @@
 . "$(dirname "$0")/lib.sh"
 cold_runs=yes
 . "$(dirname "$0")/lib-run.sh"
-require_tools mkfs.xfs e2fsck xfs_repair dumpe2fs qemu-img /usr/bin/python3
-plan 35
+require_tools mkfs.xfs e2fsck xfs_repair dumpe2fs qemu-img /usr/bin/python3 chromium timeout
+plan 36
 
 # key=value facts of run NAME's report.json: verdicts, counts, fsck.
 json_facts () {
@@ -151,6 +151,28 @@ check "lostmeta-ext4: the check names the lied inode table writes the disk lacks
 check "lostmeta-ext4: report.txt names them in the cold section" \
   grep -Eq '^metadata: [0-9]+ written sectors? outside the files differs? from (its|their) last logged write' \
   "$T/lostmeta-ext4/report.txt"
+# report.html as a person sees it (the DOM after its script ran): the
+# cold section names the short file, fsck's complaint and the lied writes.
+html_cold_section () {
+  DBUS_SESSION_BUS_ADDRESS=disabled: timeout 120 chromium --headless --disable-gpu --no-sandbox \
+    --no-first-run --user-data-dir="$T/chrome" --dump-dom "file://$T/lostmeta-ext4/report.html" \
+    >"$T/lostmeta-ext4.dom" 2>"$T/chrome.err" || return 1
+  /usr/bin/python3 - "$T/lostmeta-ext4.dom" "$(fact lostmeta-ext4 meta_lacking_seqs)" <<'PY'
+import re, sys
+dom = open(sys.argv[1]).read()
+m = re.search(r'<section id="cold">(.*?)</section>', dom, re.S)
+text = re.sub(r"<[^>]+>", " ", m.group(1)) if m else ""
+want = ['class="coldfile">/data/f2<', "size changed: 1048576 bytes, now 524288",
+        'id="fsck">fsck: errors', 'id="coldmeta">metadata: ']
+want += ["the disk lacks seq %s " % s for s in sys.argv[2].split(",")]
+missing = [w for w in want if w not in (m.group(1) if m else "")]
+for w in missing:
+    print("# not in section#cold: %s" % w)
+sys.exit(1 if missing else 0)
+PY
+}
+check "lostmeta-ext4: report.html shows the cold section (file, size, fsck, lacking writes)" \
+  html_cold_section
 
 # Lost data writes: the 10th disk write after each file's first syncfs (a
 # data write, never rewritten with --ops 0) vanishes (file 1) or is lied

@@ -193,8 +193,10 @@ wtc_cold_json_run (const struct wtc_cold *k, const struct wtc_cold_run *r, FILE 
     fputs (", \"last_write_seq\": null}", out);
 }
 
+/* budget: runs still to be written; what is over it is only counted. */
 static void
-wtc_cold_json_file (const struct wtc_check *c, uint32_t fi, FILE *out)
+wtc_cold_json_file (const struct wtc_check *c, uint32_t fi, uint64_t *budget,
+                    uint64_t *omitted, FILE *out)
 {
   const struct wtc_cold *k = &c->cold;
   const struct wtc_cold_file *cf = &k->files[fi];
@@ -207,6 +209,11 @@ wtc_cold_json_file (const struct wtc_check *c, uint32_t fi, FILE *out)
            cf->cold_size, cf->bad);
   g_autoptr (GArray) runs = wtc_cold_file_runs (k, fi);
   for (guint i = 0; i < runs->len; i++) {
+    if (*budget == 0) {
+      *omitted += runs->len - i;
+      break;
+    }
+    --*budget;
     fputs (i ? ",\n        " : "\n        ", out);
     wtc_cold_json_run (k, &g_array_index (runs, struct wtc_cold_run, i), out);
   }
@@ -233,7 +240,7 @@ wtc_cold_json_fsck (const struct wtc_cold *k, FILE *out)
 }
 
 static void
-wtc_cold_json_meta (const struct wtc_cold *k, FILE *out)
+wtc_cold_json_meta (const struct wtc_cold *k, uint64_t *budget, uint64_t *omitted, FILE *out)
 {
   if (!k->meta_lacking) {
     fputs ("    \"metadata_lacking\": null", out);
@@ -242,6 +249,11 @@ wtc_cold_json_meta (const struct wtc_cold *k, FILE *out)
   g_autoptr (GArray) runs = wtc_cold_meta_runs (k);
   fprintf (out, "    \"metadata_lacking\": {\"sectors\": %u, \"runs\": [", k->meta_lacking->len);
   for (guint i = 0; i < runs->len; i++) {
+    if (*budget == 0) {
+      *omitted += runs->len - i;
+      break;
+    }
+    --*budget;
     const struct wtc_cold_run *r = &g_array_index (runs, struct wtc_cold_run, i);
     const struct wtc_diff *d = &g_array_index (k->meta_lacking, struct wtc_diff, r->first);
     fprintf (out, "%s{\"disk_sector\": %" PRIu64 ", \"sectors\": %u, \"seq\": %" PRIu64
@@ -251,12 +263,15 @@ wtc_cold_json_meta (const struct wtc_cold *k, FILE *out)
   fputs ("]}", out);
 }
 
-/* "cold": {...}, with its trailing comma. */
+/* The cold object, {...}. At most max_runs runs (of the files and of the
+ * metadata) are written, UINT64_MAX for all; "runs_omitted" counts the
+ * rest when there is any (the HTML report's bound). */
 void
-wtc_cold_report_json (const struct wtc_check *c, FILE *out)
+wtc_cold_json_object (const struct wtc_check *c, uint64_t max_runs, FILE *out)
 {
   const struct wtc_cold *k = &c->cold;
-  fprintf (out, "  \"cold\": {\n    \"verdict\": \"%s\",\n    \"ran\": %s,\n    ",
+  uint64_t budget = max_runs, omitted = 0;
+  fprintf (out, "{\n    \"verdict\": \"%s\",\n    \"ran\": %s,\n    ",
            wtc_cold_verdict (k), k->ran ? "true" : "false");
   fputs ("\"kernel\": ", out);
   if (k->kernel)
@@ -278,7 +293,7 @@ wtc_cold_report_json (const struct wtc_check *c, FILE *out)
   fputs ("},\n", out);
   wtc_cold_json_fsck (k, out);
   fputs (",\n", out);
-  wtc_cold_json_meta (k, out);
+  wtc_cold_json_meta (k, &budget, &omitted, out);
   fputs (",\n    \"files\": [", out);
   bool first = true;
   for (uint32_t fi = 0; k->mf && fi < c->mf->nfiles; fi++) {
@@ -287,7 +302,19 @@ wtc_cold_report_json (const struct wtc_check *c, FILE *out)
       continue;
     fputs (first ? "" : ",", out);
     first = false;
-    wtc_cold_json_file (c, fi, out);
+    wtc_cold_json_file (c, fi, &budget, &omitted, out);
   }
-  fputs ("]\n  },\n", out);
+  fputs ("]", out);
+  if (omitted)
+    fprintf (out, ",\n    \"runs_omitted\": %" PRIu64, omitted);
+  fputs ("\n  }", out);
+}
+
+/* "cold": {...}, with its trailing comma. */
+void
+wtc_cold_report_json (const struct wtc_check *c, FILE *out)
+{
+  fputs ("  \"cold\": ", out);
+  wtc_cold_json_object (c, UINT64_MAX, out);
+  fputs (",\n", out);
 }

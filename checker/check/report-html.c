@@ -20,6 +20,7 @@
 #define WTC_HTML_MAX_RUNS 20000
 #define WTC_HTML_MAX_PAGES 50000
 #define WTC_HTML_MAX_EXTENTS 20000
+#define WTC_HTML_MAX_COLD_RUNS 5000
 /* Sectors of a run whose expected and found hashes the page shows. */
 #define WTC_HTML_RUN_HASHES 8
 
@@ -78,6 +79,9 @@ wtc_html_cold (const struct wtc_check *c, FILE *out)
   wtc_html_kv_str (out, "verdict", wtc_cold_verdict (k));
   fputs (", ", out);
   wtc_html_kv_str (out, "line", line->str);
+  /* the cold section: report.json's "cold", its runs bounded */
+  fputs (", \"detail\": ", out);
+  wtc_cold_json_object (c, WTC_HTML_MAX_COLD_RUNS, out);
   fputs ("},\n", out);
 }
 

@@ -535,10 +535,76 @@
     app.appendChild(sec);
   }
 
+  /* The cold section: the disk as a freshly booted kernel read it, fsck,
+   * the metadata writes the disk lacks and each file that changed. */
+  function coldPlace(s, n) {
+    if (s === null) return "no disk block";
+    return n === 1 ? "disk sector " + s : "disk sectors " + s + "-" + (s + n - 1);
+  }
+  function coldWhat(r) {
+    switch (r["class"]) {
+      case "missing": return "past the file's end (or the file is gone) after the reboot";
+      case "unreadable": return "the read failed (errno " + r.errno + ")";
+      case "unmapped": return "the file has no disk block there now (reads zeros)";
+      case "moved": return "the file system now points at " + coldPlace(r.cold_disk_sector, r.sectors) +
+        " instead of " + coldPlace(r.warm_disk_sector, r.sectors) +
+        (r.warm_place_holds_data ? " (which still hold the data)" : "");
+      case "stale": return coldPlace(r.cold_disk_sector, r.sectors) + " hold their pre-run content (stale)";
+      default: return coldPlace(r.cold_disk_sector, r.sectors) + " read other content than the file must hold";
+    }
+  }
+  function coldLast(r) {
+    if (r.cold_disk_sector === null) return "";
+    return r.last_write_seq === null ? "never written during the run"
+      : "seq " + r.last_write_seq + " at " + fmtX(r.last_write_ns);
+  }
+  function renderColdFile(sec, f) {
+    var what = f.error ? "cannot be opened after the reboot (errno " + f.error + ")"
+      : f.cold_size !== f.size ? "size changed: " + f.size + " bytes, now " + f.cold_size : "";
+    if (f.bad_sectors) what += (what ? "; " : "") + f.bad_sectors + " sectors differ";
+    sec.appendChild(el("h3", { class: "coldfile", text: f.path }));
+    sec.appendChild(el("p", { text: what }));
+    if (!f.runs.length) return;
+    var t = el("table", { class: "runs" }, [el("tr", {}, ["class", "file offset", "sectors", "what the reboot shows",
+      "last logged write there"].map(function (h) { return el("th", { text: h }); }))]);
+    f.runs.forEach(function (r) {
+      t.appendChild(el("tr", {}, [r["class"], String(r.file_offset), String(r.sectors), coldWhat(r), coldLast(r)]
+        .map(function (v) { return el("td", { text: v }); })));
+    });
+    sec.appendChild(t);
+  }
+  function renderCold() {
+    var k = data.cold && data.cold.detail;
+    if (!k || !k.ran) return;
+    var sec = el("section", { id: "cold" }, [el("h2", { text: "After a reboot: the cold pass" + (k.kernel ? " (kernel " + k.kernel + ")" : "") }),
+      el("p", { id: "coldline", text: data.cold.line })]);
+    if (k.error) sec.appendChild(el("p", { class: "warn", text: "the cold kernel reported no files: " + k.error }));
+    if (k.fsck) {
+      sec.appendChild(el("p", { id: "fsck", text: "fsck: " + k.fsck.verdict + " (" + k.fsck.command + ", exit " + k.fsck.status + ")" }));
+      if (k.fsck.verdict !== "clean" && k.fsck.lines.length)
+        sec.appendChild(el("pre", { class: "mono", text: k.fsck.lines.join("\n") }));
+    }
+    var meta = k.metadata_lacking;
+    if (meta && meta.sectors) {
+      sec.appendChild(el("p", { id: "coldmeta", text: "metadata: " + meta.sectors + " written sectors outside the files differ from their last " +
+        "logged write (the disk lacks writes the kernel was told were done: lied or torn)" }));
+      var ul = el("ul", { class: "mono" });
+      meta.runs.forEach(function (r) {
+        ul.appendChild(el("li", { text: coldPlace(r.disk_sector, r.sectors) + ": the disk lacks seq " + r.seq + " (" + r.type + ")" }));
+      });
+      sec.appendChild(ul);
+    }
+    k.files.forEach(function (f) { renderColdFile(sec, f); });
+    if (k.runs_omitted)
+      sec.appendChild(el("p", { class: "note", text: k.runs_omitted + " more runs: report.json's \"cold\" holds them all" }));
+    app.appendChild(sec);
+  }
+
   function render() {
     tip = el("div", { id: "tip" });
     document.body.appendChild(tip);
     renderHeader();
+    renderCold();
     renderMap();
     renderFiles();
     renderTimeline();
