@@ -5,14 +5,16 @@
 # plugin fault that makes the writes to the inode tables vanish (ext2) or
 # lie (ext4) once the files are half written (metadata lost, data intact)
 # leaves the warm check clean while the cold pass finds a file short, fsck
-# complains and the log names the lied metadata write; a lost data write
+# complains and the log names the lied metadata write; an ext2 file whose
+# indirect block never reaches the disk is unmapped past 48 KiB after the
+# reboot; a lost data write
 # is reported warm and cold, and a lied one is stale (the disk holds its
 # pre-run content).
 . "$(dirname "$0")/lib.sh"
 cold_runs=yes
 . "$(dirname "$0")/lib-run.sh"
-require_tools mkfs.xfs e2fsck xfs_repair dumpe2fs qemu-img /usr/bin/python3 chromium timeout
-plan 36
+require_tools mkfs.xfs e2fsck xfs_repair dumpe2fs debugfs qemu-img /usr/bin/python3 chromium timeout
+plan 40
 
 # key=value facts of run NAME's report.json: verdicts, counts, fsck.
 json_facts () {
@@ -173,6 +175,31 @@ PY
 }
 check "lostmeta-ext4: report.html shows the cold section (file, size, fsck, lacking writes)" \
   html_cold_section
+
+# A lost mapping: on ext2 the pointers to a file's blocks past the 12th sit
+# in its indirect block. Every write to file 2's indirect block vanishes
+# while its size reaches the inode table: after the reboot the file is
+# 1 MiB long with no disk blocks past its first 12 (48 KiB). The block
+# comes from the clean ext2 run's disk (same mkfs, same writes: the same
+# allocation).
+indirect_block_fault () {
+  local bs blk
+  bs=$(dumpe2fs -h "$1" 2>/dev/null | sed -n 's/^Block size: *//p')
+  blk=$(debugfs -R "stat $2" "$1" 2>/dev/null | sed -n 's/.*(IND):\([0-9]*\).*/\1/p')
+  [ -n "$bs" ] && [ -n "$blk" ] || { diag "no indirect block for $2 in $1"; return 1; }
+  echo "fault=vanish:lba=$((blk * bs / 512))-$(((blk + 1) * bs / 512 - 1))"
+}
+fault=$(indirect_block_fault "$T/ext2/disk.img" /data/f2) || bail_out
+wtrack_run unmapped-ext2 --fs ext2 --disk-size 256M --plugin-opt "$fault" "${grow[@]}" --ops 50
+facts unmapped-ext2
+check "unmapped-ext2: wtrack-run exits 1" [ "$run_status" = 1 ]
+check "unmapped-ext2: the warm check is clean" [ "$(fact unmapped-ext2 warm_bad)" = 0 ]
+check "unmapped-ext2: cold, file 2 keeps its size, all past 48 KiB unmapped (1952 sectors)" \
+  [ "$(fact unmapped-ext2 cold_files)" = /data/f2 -a "$(fact unmapped-ext2 cold_size_changed)" = 0 \
+    -a "$(fact unmapped-ext2 cold_classes)" = unmapped -a "$(fact unmapped-ext2 cold_bad)" = 1952 ]
+check "unmapped-ext2: report.txt says the file has no disk block there" \
+  grep -q '^  unmapped    file offset 49152 (32 sectors): the file has no disk block there now' \
+  "$T/unmapped-ext2/report.txt"
 
 # Lost data writes: the 10th disk write after each file's first syncfs (a
 # data write, never rewritten with --ops 0) vanishes (file 1) or is lied
