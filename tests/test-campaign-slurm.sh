@@ -2,13 +2,14 @@
 # test-campaign-slurm: scripts/wtrack-campaign --engine slurm on a real
 # single-node Slurm cluster started here (munged, slurmctld, slurmd, all in
 # $T, stopped by pid on every exit), against --engine local on the same
-# campaign: the same cells, the same verdicts.
+# campaign (test-campaign-local's: 2 kernels x 2 fs x 2 seeds, clean and
+# lossy, 16 cells): the same cells, the same verdicts.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 require_tools qemu-system-x86_64 nbdkit mkfs.ext4 jq python3 setsid \
   munged slurmctld slurmd sbatch squeue sinfo scancel
 require_built "$WTRACK" "$PLUGIN" "$GUEST"
-plan 9
+plan 10
 
 C=$TOP/scripts/wtrack-campaign
 S=$T/slurm
@@ -102,14 +103,16 @@ else
   bail_out
 fi
 
+# The campaign of test-campaign-local (2 kernels x ext4, xfs x linus2006 x
+# 2 seeds) with its lossy variant: 16 cells, damage in the lossy ones.
 cat >"$T/c.ini" <<'EOF'
 [campaign]
-kernels = debian:bookworm
-fs = ext4
+kernels = debian:bookworm debian:bullseye
+fs = ext4 xfs
 workloads = linus2006
-seeds = 1
+seeds = 1-2
 size = 16M
-disk-size = 256M
+disk-size = 320M
 accel = tcg
 no-cold = true
 [clean]
@@ -121,11 +124,11 @@ rc=0
 "$C" run "$T/c.ini" --out "$T/slurm-out" --engine slurm --jobs 2 --partition wtrack \
   >"$T/slurm.out" 2>"$T/slurm.err" || rc=$?
 sed 's/^/#   /' "$T/slurm.err" >&2
-check "--engine slurm: exit 1 (the lossy cell is damaged)" [ "$rc" = 1 ]
-check "one job array of 2 tasks was submitted" \
-  grep -q -- '--array=0-1%2' "$T/slurm.err"
+check "--engine slurm: exit 1 (the lossy cells are damaged)" [ "$rc" = 1 ]
+check "one job array of 16 tasks was submitted" \
+  grep -q -- '--array=0-15%2' "$T/slurm.err"
 check "each task left its Slurm output in the campaign folder" \
-  [ "$(ls "$T"/slurm-out/slurm/task-*_*.out 2>/dev/null | wc -l)" = 2 ]
+  [ "$(ls "$T"/slurm-out/slurm/task-*_*.out 2>/dev/null | wc -l)" = 16 ]
 check "the tasks ran as 1-CPU, guest memory + 512 MiB tasks" \
   grep -q -- '--cpus-per-task=1 --mem=1024M' "$T/slurm.err"
 
@@ -137,8 +140,13 @@ verdicts () { jq -r '.cells[] | "\(.id) \(.status) \(.bad_sectors > 0)"' "$1/sum
 verdicts "$T/slurm-out" >"$T/slurm.verdicts"
 verdicts "$T/local-out" >"$T/local.verdicts"
 sed 's/^/#   slurm: /' "$T/slurm.verdicts" >&2
-check "slurm and local: the same cells with the same verdicts" \
-  cmp -s "$T/slurm.verdicts" "$T/local.verdicts"
+same_16 () { [ "$(wc -l <"$T/slurm.verdicts")" = 16 ] && cmp -s "$T/slurm.verdicts" "$T/local.verdicts"; }
+check "slurm and local: the same 16 cells with the same verdicts" same_16
+lossy_alone () {
+  [ "$(grep -c '\.lossy\..* damaged true$' "$T/slurm.verdicts")" = 8 ] &&
+    [ "$(grep -c ' damaged ' "$T/slurm.verdicts")" = 8 ]
+}
+check "the lossy cells, and only they, are damaged" lossy_alone
 check "summary.txt, summary.json and results.xml agree (slurm)" \
   python3 "$TOP/tests/tools/campaign-agree.py" "$T/slurm-out"
 
