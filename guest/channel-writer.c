@@ -28,6 +28,7 @@ struct wtg_channel {
   int fd;                       /* -1: messages go nowhere */
   bool direct;
   bool broken;
+  char why[300];                /* why it broke, for the guest's summary */
   uint64_t offset;              /* where the next message goes */
   uint64_t number;              /* its number */
   uint64_t limit;               /* device size; 0: a file that may grow */
@@ -298,12 +299,11 @@ wtg_chan_broke (struct wtg_channel *ch, const char *fmt, ...)
 static int
 wtg_chan_broke (struct wtg_channel *ch, const char *fmt, ...)
 {
-  char what[300];
   va_list ap;
   va_start (ap, fmt);
-  vsnprintf (what, sizeof what, fmt, ap);
+  vsnprintf (ch->why, sizeof ch->why, fmt, ap);
   va_end (ap);
-  fprintf (stderr, "wtrack-guest: channel: %s; no more messages will be sent\n", what);
+  fprintf (stderr, "wtrack-guest: channel: %s; no more messages will be sent\n", ch->why);
   ch->broken = true;
   return -1;
 }
@@ -356,6 +356,12 @@ bool
 wtg_channel_broken (const struct wtg_channel *ch)
 {
   return ch->broken;
+}
+
+const char *
+wtg_channel_why (const struct wtg_channel *ch)
+{
+  return ch->why[0] ? ch->why : "an I/O on the channel did not finish in time";
 }
 
 uint64_t

@@ -25,6 +25,8 @@ int wtg_channel_send (struct wtg_channel *ch, uint16_t type,
 
 /* Whether a message was lost: the host will miss part of the report. */
 bool wtg_channel_broken (const struct wtg_channel *ch);
+/* Why the channel broke (valid once wtg_channel_broken says so). */
+const char *wtg_channel_why (const struct wtg_channel *ch);
 uint64_t wtg_channel_next_number (const struct wtg_channel *ch);
 void wtg_channel_close (struct wtg_channel *ch);
 

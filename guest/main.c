@@ -464,12 +464,21 @@ wtg_send_result (struct wtg_run *run, int status)
   size_t used = strlen (p);
   snprintf (p + used, sizeof p - used, "%s", run->extra);
   wtg_channel_send (run->chan, WTCH_RESULT, p, (uint32_t) strlen (p));
+  /* The console's summary names why the host will miss messages, since
+   * the RESULT that would say so may not have reached it. */
+  const char *error = run->error;
+  char channel_error[400] = "";
+  if (!error[0] && wtg_channel_broken (run->chan)) {
+    snprintf (channel_error, sizeof channel_error, "channel: %s",
+              wtg_channel_why (run->chan));
+    error = channel_error;
+  }
   printf ("wtrack-guest: %s: status=%d readback=%s readback_bad_sectors=%" PRIu64
           " files=%" PRIu32 " bytes=%" PRIu64 " ops=%" PRIu32 " elapsed=%.1fs%s%s\n",
           run->opt->command, status, run->readback ? run->readback : "none",
           run->readback_bad_sectors, run->model.nfiles, bytes, run->model.nops,
-          (double) (wtg_now_ns () - run->t0_ns) / 1e9, run->error[0] ? " error=" : "",
-          run->error);
+          (double) (wtg_now_ns () - run->t0_ns) / 1e9, error[0] ? " error=" : "",
+          error);
   fflush (stdout);
 }
 

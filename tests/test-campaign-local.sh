@@ -155,7 +155,7 @@ accel = tcg
 no-cold = true
 [clean]
 [slow]
-timeout = 30
+timeout = 5
 passes = 400
 EOF
 rc=0
