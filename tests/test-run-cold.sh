@@ -7,14 +7,15 @@
 # leaves the warm check clean while the cold pass finds a file short, fsck
 # complains and the log names the lied metadata write; an ext2 file whose
 # indirect block never reaches the disk is unmapped past 48 KiB after the
-# reboot; a lost data write
+# reboot; a block pointer moved by hand to a free block is 'moved' (both
+# places named) under --cold-only; a lost data write
 # is reported warm and cold, and a lied one is stale (the disk holds its
 # pre-run content).
 . "$(dirname "$0")/lib.sh"
 cold_runs=yes
 . "$(dirname "$0")/lib-run.sh"
 require_tools mkfs.xfs e2fsck xfs_repair dumpe2fs debugfs qemu-img /usr/bin/python3 chromium timeout
-plan 40
+plan 44
 
 # key=value facts of run NAME's report.json: verdicts, counts, fsck.
 json_facts () {
@@ -200,6 +201,36 @@ check "unmapped-ext2: cold, file 2 keeps its size, all past 48 KiB unmapped (195
 check "unmapped-ext2: report.txt says the file has no disk block there" \
   grep -q '^  unmapped    file offset 49152 (32 sectors): the file has no disk block there now' \
   "$T/unmapped-ext2/report.txt"
+
+# A moved block, made by hand: in a copy of the clean ext2 run, file 1's
+# first block pointer is set to a free block (never written: zeros), and
+# --cold-only judges the changed disk. The cold pass reads zeros from the
+# new place while the old one still holds the data: moved, both places
+# named.
+move_first_block () {
+  local bs old new
+  bs=$(dumpe2fs -h "$1" 2>/dev/null | sed -n 's/^Block size: *//p')
+  old=$(debugfs -R "stat $2" "$1" 2>/dev/null | sed -n 's/^(0[-)][^:]*:\([0-9]*\).*/\1/p')
+  new=$(debugfs -R "ffb 1 $((old + 4096))" "$1" 2>/dev/null | sed -n 's/^Free blocks found: *//p')
+  [ -n "$bs" ] && [ -n "$old" ] && [ -n "$new" ] || { diag "no block to move in $1"; return 1; }
+  debugfs -w -R "sif $2 block[0] $new" "$1" >/dev/null 2>&1 || return 1
+  echo "$((new * bs / 512))-$(((new + 1) * bs / 512 - 1)) $((old * bs / 512))-$(((old + 1) * bs / 512 - 1))"
+}
+cp -a --sparse=always "$T/ext2" "$T/moved-ext2"
+places=$(move_first_block "$T/moved-ext2/disk.img" /data/f1) || bail_out
+diag "moved-ext2: file 1's first block now at sectors ${places% *}, was ${places#* }"
+moved_status=0
+"$TOP/scripts/wtrack-run" --cold-only "$T/moved-ext2" >"$T/moved.out" 2>"$T/moved.err" \
+  || moved_status=$?
+facts moved-ext2
+check "moved-ext2: --cold-only on the changed disk exits 1" [ "$moved_status" = 1 ]
+check "moved-ext2: the warm check is still clean" [ "$(fact moved-ext2 warm_bad)" = 0 ]
+check "moved-ext2: cold, file 1 alone, its first block (8 sectors) moved, size unchanged" \
+  [ "$(fact moved-ext2 cold_files)" = /data/f1 -a "$(fact moved-ext2 cold_classes)" = moved \
+    -a "$(fact moved-ext2 cold_bad)" = 8 -a "$(fact moved-ext2 cold_size_changed)" = 0 ]
+check "moved-ext2: report.txt names the new and the old place, which still holds the data" \
+  grep -qF "  moved       file offset 0 (8 sectors): the file system now points at disk sectors ${places% *} instead of disk sectors ${places#* } (which still hold the data)" \
+  "$T/moved-ext2/report.txt"
 
 # Lost data writes: the 10th disk write after each file's first syncfs (a
 # data write, never rewritten with --ops 0) vanishes (file 1) or is lied
