@@ -51,6 +51,11 @@
 /* How far ahead of the next free byte the helper prefaults: a fraction of a
  * second of 4 KiB writes, a few 1 MiB writes with data=on. */
 #define WTP_LOG_PREFAULT_AHEAD (16u << 20)
+/* Records from this size on are written with pwritev (see wtp_log_pwrite);
+ * smaller ones are copied into the mapping, which costs no system call. */
+#define WTP_LOG_PWRITE_MIN (64u << 10)
+/* The most pieces wtlog_encode makes of a record. */
+#define WTP_LOG_MAX_IOV 4
 
 static struct {
   int fd;
@@ -252,7 +257,9 @@ wtp_log_reserve (struct wtp_slot *slot, struct wtlog_record *rec)
   rec->seq = ++wtp_log.seq;
   slot->start = wtp_log.pos;
   slot->end = wtp_log.pos += size;
-  if (wtp_log.prefaulter_running)
+  /* pwritev fills a large record's pages without zeroing them first:
+   * prefaulting them would only add that work. */
+  if (wtp_log.prefaulter_running && size < WTP_LOG_PWRITE_MIN)
     wtp_log_want_prefault ();
   slot->copied = false;
   slot->waiting = false;
@@ -266,10 +273,33 @@ wtp_log_reserve (struct wtp_slot *slot, struct wtlog_record *rec)
   return 0;
 }
 
-/* Copies the encoded record to its place in the mapping. */
+/* Puts a large record into the page cache with pwritev instead of the
+ * mapping: a page that pwrite fills whole is never zeroed first, where the
+ * first store into a page of the mapping makes the kernel zero (or read)
+ * it, which for data=on's 1 MiB writes cost as much as the copy itself.
+ * Both land in the same page cache, so the mapping sees the record.
+ * Returns false (errno set) when the pwritev failed. */
+static bool
+wtp_log_pwrite (const struct wtp_slot *slot, const struct iovec *iov, int iovcnt)
+{
+  struct iovec left[WTP_LOG_MAX_IOV];
+  uint64_t pos = slot->start;
+  memcpy (left, iov, (size_t) iovcnt * sizeof *left);
+  return wt_pwritev_full (wtp_log.fd, left, iovcnt, &pos) == 0;
+}
+
+/* Copies the encoded record to its place in the log.  A large record that
+ * pwritev could not write is copied through the mapping as a small one is,
+ * so it fails (if it does) as every store into the mapping does. */
 static void
 wtp_log_copy (const struct wtp_slot *slot, const struct iovec *iov, int iovcnt)
 {
+  if (slot->end - slot->start >= WTP_LOG_PWRITE_MIN && iovcnt <= WTP_LOG_MAX_IOV) {
+    if (wtp_log_pwrite (slot, iov, iovcnt))
+      return;
+    nbdkit_debug ("log: %s: pwritev at byte %" PRIu64 ": %m; copying through the mapping",
+                  wtp_log.path, slot->start);
+  }
   unsigned char *to = wtp_log.map + slot->start;
   for (int i = 0; i < iovcnt; i++) {
     memcpy (to, iov[i].iov_base, iov[i].iov_len);
@@ -298,7 +328,7 @@ wtp_log_copy_record (struct wtp_slot *slot, struct wtlog_record *rec,
                      const uint64_t *hashes, const void *data)
 {
   unsigned char fixed[WTLOG_FIXED_SIZE];
-  struct iovec iov[4];
+  struct iovec iov[WTP_LOG_MAX_IOV];
   int iovcnt = wtlog_encode (rec, hashes, data, fixed, iov);
   wtp_log_copy (slot, iov, iovcnt);
   uint64_t nhashes = hashes && wtlog_has_hashes (rec->type, rec->flags)
