@@ -6,7 +6,9 @@
  * in parallel, without a system call.  With write(2), ext4 serialized the
  * writers on the log's inode lock and one system call per record (or per
  * group of records) cost more than the plugin's own work: see
- * doc/design.md, "The plugin's log".
+ * doc/design.md, "The plugin's log".  Records of 64 KiB and more are the
+ * exception: one pwritev at their reserved position costs little next to
+ * their copy, and spares the zeroing of each new page (wtp_log_pwrite).
  * Space is allocated ahead with posix_fallocate, under the mutex, so that a
  * full file system fails a reservation with ENOSPC instead of a store into
  * the mapping failing with SIGBUS.  The preallocated tail is cut off when
