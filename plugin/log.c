@@ -59,6 +59,13 @@
 /* The most pieces wtlog_encode makes of a record. */
 #define WTP_LOG_MAX_IOV 4
 
+/* Whether a record of this size goes in with pwritev (wtp_log_pwrite). */
+static bool
+wtp_log_by_pwrite (uint64_t size)
+{
+  return size >= WTP_LOG_PWRITE_MIN;
+}
+
 static struct {
   int fd;
   char *path;
@@ -261,7 +268,7 @@ wtp_log_reserve (struct wtp_slot *slot, struct wtlog_record *rec)
   slot->end = wtp_log.pos += size;
   /* pwritev fills a large record's pages without zeroing them first:
    * prefaulting them would only add that work. */
-  if (wtp_log.prefaulter_running && size < WTP_LOG_PWRITE_MIN)
+  if (wtp_log.prefaulter_running && !wtp_log_by_pwrite (size))
     wtp_log_want_prefault ();
   slot->copied = false;
   slot->waiting = false;
@@ -296,7 +303,7 @@ wtp_log_pwrite (const struct wtp_slot *slot, const struct iovec *iov, int iovcnt
 static void
 wtp_log_copy (const struct wtp_slot *slot, const struct iovec *iov, int iovcnt)
 {
-  if (slot->end - slot->start >= WTP_LOG_PWRITE_MIN && iovcnt <= WTP_LOG_MAX_IOV) {
+  if (wtp_log_by_pwrite (slot->end - slot->start) && iovcnt <= WTP_LOG_MAX_IOV) {
     if (wtp_log_pwrite (slot, iov, iovcnt))
       return;
     nbdkit_debug ("log: %s: pwritev at byte %" PRIu64 ": %m; copying through the mapping",
