@@ -45,19 +45,25 @@ PY
 fact () { sed -n "s/^$2=//p" "$T/$1.facts"; }
 facts () { json_facts "$1" >"$T/$1.facts" 2>&1; diag "$1: $(tr '\n' ' ' <"$T/$1.facts")"; }
 
+# The block size of the ext2/3/4 file system in IMAGE.
+fs_block_size () { dumpe2fs -h "$1" 2>/dev/null | sed -n 's/^Block size: *//p'; }
+# blocks_sectors BS FIRST [LAST]: blocks FIRST to LAST (FIRST alone
+# without LAST) of BS bytes as the 512-byte sectors A-B they cover.
+blocks_sectors () { echo "$(($2 * $1 / 512))-$(((${3:-$2} + 1) * $1 / 512 - 1))"; }
+
 # fault= options giving every write to an inode table of IMAGE (dumpe2fs's
 # ranges, merged, in 512-byte sectors) fault KIND from the FROM-th disk
 # write on.
 inode_table_faults () {
   local bs
-  bs=$(dumpe2fs -h "$1" 2>/dev/null | sed -n 's/^Block size: *//p')
+  bs=$(fs_block_size "$1")
   dumpe2fs "$1" 2>/dev/null | sed -n 's/.*Inode table at \([0-9]*\)-\([0-9]*\).*/\1 \2/p' |
     sort -n | awk -v bs="$bs" '
       { if (n && $1 == last + 1) { last = $2; next }
         if (n) print first, last; first = $1; last = $2; n = 1 }
       END { if (n) print first, last }' |
     while read -r a b; do
-      echo "--plugin-opt fault=$2:lba=$((a * bs / 512))-$(((b + 1) * bs / 512 - 1)):from=$3"
+      echo "--plugin-opt fault=$2:lba=$(blocks_sectors "$bs" "$a" "$b"):from=$3"
     done
 }
 
@@ -185,10 +191,10 @@ check "lostmeta-ext4: report.html shows the cold section (file, size, fsck, lack
 # allocation).
 indirect_block_fault () {
   local bs blk
-  bs=$(dumpe2fs -h "$1" 2>/dev/null | sed -n 's/^Block size: *//p')
+  bs=$(fs_block_size "$1")
   blk=$(debugfs -R "stat $2" "$1" 2>/dev/null | sed -n 's/.*(IND):\([0-9]*\).*/\1/p')
   [ -n "$bs" ] && [ -n "$blk" ] || { diag "no indirect block for $2 in $1"; return 1; }
-  echo "fault=vanish:lba=$((blk * bs / 512))-$(((blk + 1) * bs / 512 - 1))"
+  echo "fault=vanish:lba=$(blocks_sectors "$bs" "$blk")"
 }
 fault=$(indirect_block_fault "$T/ext2/disk.img" /data/f2) || bail_out
 wtrack_run unmapped-ext2 --fs ext2 --disk-size 256M --plugin-opt "$fault" "${grow[@]}" --ops 50
@@ -209,12 +215,12 @@ check "unmapped-ext2: report.txt says the file has no disk block there" \
 # named.
 move_first_block () {
   local bs old new
-  bs=$(dumpe2fs -h "$1" 2>/dev/null | sed -n 's/^Block size: *//p')
+  bs=$(fs_block_size "$1")
   old=$(debugfs -R "stat $2" "$1" 2>/dev/null | sed -n 's/^(0[-)][^:]*:\([0-9]*\).*/\1/p')
   new=$(debugfs -R "ffb 1 $((old + 4096))" "$1" 2>/dev/null | sed -n 's/^Free blocks found: *//p')
   [ -n "$bs" ] && [ -n "$old" ] && [ -n "$new" ] || { diag "no block to move in $1"; return 1; }
   debugfs -w -R "sif $2 block[0] $new" "$1" >/dev/null 2>&1 || return 1
-  echo "$((new * bs / 512))-$(((new + 1) * bs / 512 - 1)) $((old * bs / 512))-$(((old + 1) * bs / 512 - 1))"
+  echo "$(blocks_sectors "$bs" "$new") $(blocks_sectors "$bs" "$old")"
 }
 cp -a --sparse=always "$T/ext2" "$T/moved-ext2"
 places=$(move_first_block "$T/moved-ext2/disk.img" /data/f1) || bail_out
