@@ -97,13 +97,22 @@ wtp_index_merge (struct wtp_extent *a, struct wtp_extent *b)
   return b;
 }
 
-/* Puts n (no extent overlaps it) into the tree. */
-static void
-wtp_index_insert (struct wtp_index *ix, struct wtp_extent *n)
+/* Puts n into t where no extent overlaps it: one walk down to the place its
+ * priority gives it, and a split of the subtree it takes over. */
+static struct wtp_extent *
+wtp_index_insert_at (struct wtp_extent *t, struct wtp_extent *n)
 {
-  struct wtp_extent *l, *r;
-  wtp_index_split (ix->root, n->start, &l, &r);
-  ix->root = wtp_index_merge (wtp_index_merge (l, n), r);
+  if (!t)
+    return n;
+  if (n->prio > t->prio) {
+    wtp_index_split (t, n->start, &n->left, &n->right);
+    return n;
+  }
+  if (n->start < t->start)
+    t->left = wtp_index_insert_at (t->left, n);
+  else
+    t->right = wtp_index_insert_at (t->right, n);
+  return t;
 }
 
 /* Makes key an extent boundary: an extent that straddles it becomes two. */
@@ -121,7 +130,7 @@ wtp_index_cut (struct wtp_index *ix, uint64_t key, struct wtp_index_spare *sp)
   tail->kind = t->kind;
   tail->log_pos = t->log_pos + (key - t->start);
   t->end = key;
-  wtp_index_insert (ix, tail);
+  ix->root = wtp_index_insert_at (ix->root, tail);
 }
 
 static void
@@ -136,6 +145,51 @@ wtp_index_free_tree (struct wtp_index *ix, struct wtp_extent *t)
   }
 }
 
+/* The extent with the greatest start below key, or NULL. */
+static struct wtp_extent *
+wtp_index_floor (struct wtp_extent *t, uint64_t key)
+{
+  struct wtp_extent *best = NULL;
+  while (t) {
+    if (t->start < key) {
+      best = t;
+      t = t->right;
+    }
+    else
+      t = t->left;
+  }
+  return best;
+}
+
+/* The two updates a disk written in place mostly makes, each in one walk
+ * instead of the general path's six: a range that is exactly one extent
+ * already (rewritten: the extent is pointed at the new data), and a range
+ * no extent overlaps (written for the first time: one extent put in).
+ * Called with the write lock held; false when neither applies. */
+static bool
+wtp_index_set_quick (struct wtp_index *ix, uint64_t offset, uint64_t end,
+                     uint32_t kind, uint64_t log_pos,
+                     struct wtp_index_spare *sp)
+{
+  /* Extents are disjoint and ordered: only the last one that starts before
+   * end can reach into [offset, end). */
+  struct wtp_extent *last = wtp_index_floor (ix->root, end);
+  if (last && last->start == offset && last->end == end) {
+    last->kind = kind;
+    last->log_pos = log_pos;
+    return true;
+  }
+  if (last && last->end > offset)
+    return false;
+  struct wtp_extent *n = wtp_index_take (ix, sp);
+  n->start = offset;
+  n->end = end;
+  n->kind = kind;
+  n->log_pos = log_pos;
+  ix->root = wtp_index_insert_at (ix->root, n);
+  return true;
+}
+
 static void
 wtp_index_set (struct wtp_index *ix, uint64_t offset, uint64_t length,
                uint32_t kind, uint64_t log_pos, struct wtp_index_spare *sp)
@@ -144,6 +198,10 @@ wtp_index_set (struct wtp_index *ix, uint64_t offset, uint64_t length,
   if (length == 0)
     return;
   pthread_rwlock_wrlock (&ix->lock);
+  if (wtp_index_set_quick (ix, offset, offset + length, kind, log_pos, sp)) {
+    pthread_rwlock_unlock (&ix->lock);
+    return;
+  }
   wtp_index_cut (ix, offset, sp);
   wtp_index_cut (ix, offset + length, sp);
   wtp_index_split (ix->root, offset, &before, &inside);

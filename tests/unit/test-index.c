@@ -32,6 +32,8 @@ rnd (uint32_t *s)
   return *s;
 }
 
+typedef void picker (uint32_t *s, uint64_t *off, uint64_t *len);
+
 /* A range with a random start and length, often unaligned. */
 static void
 pick (uint32_t *s, uint64_t *off, uint64_t *len)
@@ -43,8 +45,23 @@ pick (uint32_t *s, uint64_t *off, uint64_t *len)
     *len = max;
 }
 
+/* One to four 4 KiB blocks at a block boundary, as a file system writes:
+ * most updates either rewrite an extent exactly or fill a gap, the two
+ * updates the index makes in one walk. */
+static void
+pick_blocks (uint32_t *s, uint64_t *off, uint64_t *len)
+{
+  uint64_t blocks = DISK / 4096;
+  uint64_t first = rnd (s) % blocks;
+  uint64_t n = 1 + (rnd (s) % 8 ? 0 : rnd (s) % 4);
+  if (first + n > blocks)
+    n = blocks - first;
+  *off = first * 4096;
+  *len = n * 4096;
+}
+
 static int
-random_ops (struct wtp_index *ix, uint32_t seed, int ops)
+random_ops (struct wtp_index *ix, uint32_t seed, int ops, picker *pick)
 {
   uint32_t s = seed;
   unsigned char got[DISK];
@@ -84,12 +101,12 @@ random_ops (struct wtp_index *ix, uint32_t seed, int ops)
 int
 main (void)
 {
-  tap_plan (5);
+  tap_plan (6);
   for (int i = 0; i < DISK; i++)
     base[i] = model[i] = (unsigned char) (i * 7 + 3);
 
   struct wtp_index ix = WTP_INDEX_INIT;
-  tap_ok (random_ops (&ix, 1, 4000), "4000 random writes and zeroes read "
+  tap_ok (random_ops (&ix, 1, 4000, pick), "4000 random writes and zeroes read "
           "back as the byte array holds them");
   tap_ok (wtp_index_extents (&ix) <= 2 * 4000 + 1,
           "extents (%" PRIu64 ") at most twice the updates", wtp_index_extents (&ix));
@@ -116,7 +133,13 @@ main (void)
 
   memcpy (model, base, DISK);
   struct wtp_index again = WTP_INDEX_INIT;
-  tap_ok (random_ops (&again, 77, 4000), "another seed reads back right");
+  tap_ok (random_ops (&again, 77, 4000, pick), "another seed reads back right");
   wtp_index_free (&again);
+
+  memcpy (model, base, DISK);
+  struct wtp_index blocks = WTP_INDEX_INIT;
+  tap_ok (random_ops (&blocks, 5, 4000, pick_blocks), "4000 writes and zeroes "
+          "of whole blocks (rewrites and first writes) read back right");
+  wtp_index_free (&blocks);
   return tap_done ();
 }
