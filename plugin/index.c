@@ -1,7 +1,11 @@
-/* The index of the log-as-store disk (index.h): a treap of disjoint
- * extents ordered by start.  An update cuts the extents that straddle its
- * edges, splits out the part of the tree inside its range, frees it and puts
- * one extent in its place: O(log n) expected, whatever the range's size. */
+/* The index of the log-as-store disk (index.h): the disk cut into at most
+ * 65536 shards of a power of two bytes, each a treap of disjoint extents
+ * ordered by start, under one of 64 striped locks.  Shards keep the trees
+ * shallow (a walk is a chain of cache misses) and let updates of different
+ * places run at once.  Within a shard an update cuts the extents that
+ * straddle its edges, splits out the part of the tree inside its range,
+ * frees it and puts one extent in its place: O(log n) expected, whatever
+ * the range's size; a range over several shards is one extent in each. */
 #include "index.h"
 
 #include <errno.h>
@@ -19,12 +23,78 @@ struct wtp_extent {
   uint32_t kind;
 };
 
-int
-wtp_index_spare_get (struct wtp_index_spare *sp)
+/* The shard that holds byte off; the last one takes everything past the
+ * disk's end. */
+static uint64_t
+wtp_index_shard_of (const struct wtp_index *ix, uint64_t off)
 {
-  for (int i = 0; i < 3; i++) {
-    sp->node[i] = malloc (sizeof (struct wtp_extent));
-    if (!sp->node[i]) {
+  uint64_t s = off >> ix->shard_shift;
+  return s < ix->nshards ? s : ix->nshards - 1;
+}
+
+/* The first byte past shard s. */
+static uint64_t
+wtp_index_shard_end (const struct wtp_index *ix, uint64_t s)
+{
+  return s + 1 < ix->nshards ? (s + 1) << ix->shard_shift : UINT64_MAX;
+}
+
+static struct wtp_index_stripe *
+wtp_index_stripe_of (struct wtp_index *ix, uint64_t shard)
+{
+  return &ix->stripes[shard % WTP_INDEX_STRIPES];
+}
+
+int
+wtp_index_init (struct wtp_index *ix, uint64_t disk_size)
+{
+  unsigned shift = WTP_INDEX_MIN_SHARD_SHIFT;
+  while (disk_size > 0 && ((disk_size - 1) >> shift) >= WTP_INDEX_MAX_SHARDS)
+    shift++;
+  ix->shard_shift = shift;
+  ix->nshards = disk_size > 0 ? ((disk_size - 1) >> shift) + 1 : 1;
+  ix->extents = 0;
+  ix->roots = calloc (ix->nshards, sizeof *ix->roots);
+  if (!ix->roots) {
+    errno = ENOMEM;
+    return -1;
+  }
+  for (unsigned i = 0; i < WTP_INDEX_STRIPES; i++) {
+    pthread_rwlock_init (&ix->stripes[i].lock, NULL);
+    ix->stripes[i].rand = 2463534242u + i;
+  }
+  return 0;
+}
+
+/* The most nodes an update of [offset, offset+length) may take: three in
+ * a single shard (two cut extents and the new one); over k shards one in
+ * each, and the two cut ones in each of the two end shards. */
+static size_t
+wtp_index_nodes_needed (const struct wtp_index *ix, uint64_t offset,
+                        uint64_t length)
+{
+  if (length == 0)
+    return 0;
+  uint64_t end = offset + length < offset ? UINT64_MAX : offset + length;
+  uint64_t k = wtp_index_shard_of (ix, end - 1) - wtp_index_shard_of (ix, offset) + 1;
+  return k == 1 ? 3 : (size_t) k + 4;
+}
+
+int
+wtp_index_spare_get (const struct wtp_index *ix, struct wtp_index_spare *sp,
+                     uint64_t offset, uint64_t length)
+{
+  size_t n = wtp_index_nodes_needed (ix, offset, length);
+  sp->count = 0;
+  sp->node = n <= WTP_INDEX_SPARE_INLINE ? sp->inline_node
+    : calloc (n, sizeof *sp->node);
+  if (!sp->node) {
+    errno = ENOMEM;
+    return -1;
+  }
+  for (; sp->count < n; sp->count++) {
+    sp->node[sp->count] = malloc (sizeof (struct wtp_extent));
+    if (!sp->node[sp->count]) {
       wtp_index_spare_put (sp);
       errno = ENOMEM;
       return -1;
@@ -36,29 +106,31 @@ wtp_index_spare_get (struct wtp_index_spare *sp)
 void
 wtp_index_spare_put (struct wtp_index_spare *sp)
 {
-  for (int i = 0; i < 3; i++) {
+  for (size_t i = 0; i < sp->count; i++)
     free (sp->node[i]);
-    sp->node[i] = NULL;
-  }
+  if (sp->node != sp->inline_node)
+    free (sp->node);
+  sp->node = NULL;
+  sp->count = 0;
 }
 
+/* A node from the spare, its priority drawn under the stripe's lock. */
 static struct wtp_extent *
-wtp_index_take (struct wtp_index *ix, struct wtp_index_spare *sp)
+wtp_index_take (struct wtp_index *ix, struct wtp_index_stripe *st,
+                struct wtp_index_spare *sp)
 {
-  for (int i = 0; i < 3; i++)
-    if (sp->node[i]) {
-      struct wtp_extent *n = sp->node[i];
-      sp->node[i] = NULL;
-      /* xorshift32: priorities only need to look random. */
-      ix->rand ^= ix->rand << 13;
-      ix->rand ^= ix->rand >> 17;
-      ix->rand ^= ix->rand << 5;
-      n->prio = ix->rand;
-      n->left = n->right = NULL;
-      ix->extents++;
-      return n;
-    }
-  abort ();                     /* an update never needs more than three */
+  if (sp->count == 0)
+    abort ();                   /* wtp_index_nodes_needed is the bound */
+  struct wtp_extent *n = sp->node[--sp->count];
+  sp->node[sp->count] = NULL;
+  /* xorshift32: priorities only need to look random. */
+  st->rand ^= st->rand << 13;
+  st->rand ^= st->rand >> 17;
+  st->rand ^= st->rand << 5;
+  n->prio = st->rand;
+  n->left = n->right = NULL;
+  __atomic_add_fetch (&ix->extents, 1, __ATOMIC_RELAXED);
+  return n;
 }
 
 /* Splits t into the extents that start before key (*l) and the rest (*r).
@@ -115,22 +187,31 @@ wtp_index_insert_at (struct wtp_extent *t, struct wtp_extent *n)
   return t;
 }
 
+/* One shard's tree and what an update of it uses, under the stripe's
+ * write lock. */
+struct wtp_index_shard {
+  struct wtp_index *ix;
+  struct wtp_extent **root;
+  struct wtp_index_stripe *stripe;
+  struct wtp_index_spare *sp;
+};
+
 /* Makes key an extent boundary: an extent that straddles it becomes two. */
 static void
-wtp_index_cut (struct wtp_index *ix, uint64_t key, struct wtp_index_spare *sp)
+wtp_index_cut (struct wtp_index_shard *sh, uint64_t key)
 {
-  struct wtp_extent *t = ix->root;
+  struct wtp_extent *t = *sh->root;
   while (t && !(t->start < key && key < t->end))
     t = key <= t->start ? t->left : t->right;
   if (!t)
     return;
-  struct wtp_extent *tail = wtp_index_take (ix, sp);
+  struct wtp_extent *tail = wtp_index_take (sh->ix, sh->stripe, sh->sp);
   tail->start = key;
   tail->end = t->end;
   tail->kind = t->kind;
   tail->log_pos = t->log_pos + (key - t->start);
   t->end = key;
-  ix->root = wtp_index_insert_at (ix->root, tail);
+  *sh->root = wtp_index_insert_at (*sh->root, tail);
 }
 
 static void
@@ -140,7 +221,7 @@ wtp_index_free_tree (struct wtp_index *ix, struct wtp_extent *t)
     struct wtp_extent *right = t->right;
     wtp_index_free_tree (ix, t->left);
     free (t);
-    ix->extents--;
+    __atomic_sub_fetch (&ix->extents, 1, __ATOMIC_RELAXED);
     t = right;
   }
 }
@@ -165,15 +246,14 @@ wtp_index_floor (struct wtp_extent *t, uint64_t key)
  * instead of the general path's six: a range that is exactly one extent
  * already (rewritten: the extent is pointed at the new data), and a range
  * no extent overlaps (written for the first time: one extent put in).
- * Called with the write lock held; false when neither applies. */
+ * false when neither applies. */
 static bool
-wtp_index_set_quick (struct wtp_index *ix, uint64_t offset, uint64_t end,
-                     uint32_t kind, uint64_t log_pos,
-                     struct wtp_index_spare *sp)
+wtp_index_set_quick (struct wtp_index_shard *sh, uint64_t offset, uint64_t end,
+                     uint32_t kind, uint64_t log_pos)
 {
   /* Extents are disjoint and ordered: only the last one that starts before
    * end can reach into [offset, end). */
-  struct wtp_extent *last = wtp_index_floor (ix->root, end);
+  struct wtp_extent *last = wtp_index_floor (*sh->root, end);
   if (last && last->start == offset && last->end == end) {
     last->kind = kind;
     last->log_pos = log_pos;
@@ -181,39 +261,62 @@ wtp_index_set_quick (struct wtp_index *ix, uint64_t offset, uint64_t end,
   }
   if (last && last->end > offset)
     return false;
-  struct wtp_extent *n = wtp_index_take (ix, sp);
+  struct wtp_extent *n = wtp_index_take (sh->ix, sh->stripe, sh->sp);
   n->start = offset;
   n->end = end;
   n->kind = kind;
   n->log_pos = log_pos;
-  ix->root = wtp_index_insert_at (ix->root, n);
+  *sh->root = wtp_index_insert_at (*sh->root, n);
   return true;
 }
 
+/* [offset, end), all inside one shard, now reads as kind says. */
+static void
+wtp_index_set_in_shard (struct wtp_index_shard *sh, uint64_t offset,
+                        uint64_t end, uint32_t kind, uint64_t log_pos)
+{
+  struct wtp_extent *before, *inside, *after;
+  if (wtp_index_set_quick (sh, offset, end, kind, log_pos))
+    return;
+  wtp_index_cut (sh, offset);
+  wtp_index_cut (sh, end);
+  wtp_index_split (*sh->root, offset, &before, &inside);
+  wtp_index_split (inside, end, &inside, &after);
+  struct wtp_extent *n = wtp_index_take (sh->ix, sh->stripe, sh->sp);
+  n->start = offset;
+  n->end = end;
+  n->kind = kind;
+  n->log_pos = log_pos;
+  *sh->root = wtp_index_merge (wtp_index_merge (before, n), after);
+  wtp_index_free_tree (sh->ix, inside);
+}
+
+/* Shard by shard, each under its stripe's write lock: a reader may see a
+ * range over several shards half updated, as NBD allows for a read that
+ * overlaps a write in flight; overlapping writes are ordered by the
+ * plugin's range lock. */
 static void
 wtp_index_set (struct wtp_index *ix, uint64_t offset, uint64_t length,
                uint32_t kind, uint64_t log_pos, struct wtp_index_spare *sp)
 {
-  struct wtp_extent *before, *inside, *after;
   if (length == 0)
     return;
-  pthread_rwlock_wrlock (&ix->lock);
-  if (wtp_index_set_quick (ix, offset, offset + length, kind, log_pos, sp)) {
-    pthread_rwlock_unlock (&ix->lock);
-    return;
+  uint64_t end = offset + length < offset ? UINT64_MAX : offset + length;
+  for (uint64_t s = wtp_index_shard_of (ix, offset); ; s++) {
+    uint64_t s_start = s << ix->shard_shift;
+    uint64_t s_end = wtp_index_shard_end (ix, s);
+    uint64_t lo = offset > s_start ? offset : s_start;
+    uint64_t hi = end < s_end ? end : s_end;
+    struct wtp_index_shard sh = {
+      .ix = ix, .root = &ix->roots[s], .stripe = wtp_index_stripe_of (ix, s),
+      .sp = sp,
+    };
+    pthread_rwlock_wrlock (&sh.stripe->lock);
+    wtp_index_set_in_shard (&sh, lo, hi, kind, log_pos + (lo - offset));
+    pthread_rwlock_unlock (&sh.stripe->lock);
+    if (hi == end)
+      break;
   }
-  wtp_index_cut (ix, offset, sp);
-  wtp_index_cut (ix, offset + length, sp);
-  wtp_index_split (ix->root, offset, &before, &inside);
-  wtp_index_split (inside, offset + length, &inside, &after);
-  struct wtp_extent *n = wtp_index_take (ix, sp);
-  n->start = offset;
-  n->end = offset + length;
-  n->kind = kind;
-  n->log_pos = log_pos;
-  ix->root = wtp_index_merge (wtp_index_merge (before, n), after);
-  wtp_index_free_tree (ix, inside);
-  pthread_rwlock_unlock (&ix->lock);
 }
 
 void
@@ -301,28 +404,37 @@ wtp_index_read (struct wtp_index *ix, void *buf, size_t count, uint64_t offset,
     .buf = buf, .offset = offset, .end = offset + count, .pos = offset,
     .log = log, .read_base = read_base, .ctx = ctx,
   };
-  pthread_rwlock_rdlock (&ix->lock);
-  int err = wtp_index_walk (&rd, ix->root);
+  int err = 0;
+  if (count == 0)
+    return 0;
+  uint64_t last = wtp_index_shard_of (ix, rd.end - 1);
+  for (uint64_t s = wtp_index_shard_of (ix, offset); !err && s <= last; s++) {
+    struct wtp_index_stripe *st = wtp_index_stripe_of (ix, s);
+    pthread_rwlock_rdlock (&st->lock);
+    err = wtp_index_walk (&rd, ix->roots[s]);
+    pthread_rwlock_unlock (&st->lock);
+  }
   if (!err)
     err = wtp_index_fill_base (&rd, rd.end);
-  pthread_rwlock_unlock (&ix->lock);
   return err;
 }
 
 uint64_t
 wtp_index_extents (struct wtp_index *ix)
 {
-  pthread_rwlock_rdlock (&ix->lock);
-  uint64_t n = ix->extents;
-  pthread_rwlock_unlock (&ix->lock);
-  return n;
+  return __atomic_load_n (&ix->extents, __ATOMIC_RELAXED);
 }
 
+/* Called once no request runs. */
 void
 wtp_index_free (struct wtp_index *ix)
 {
-  pthread_rwlock_wrlock (&ix->lock);
-  wtp_index_free_tree (ix, ix->root);
-  ix->root = NULL;
-  pthread_rwlock_unlock (&ix->lock);
+  if (!ix->roots)
+    return;
+  for (uint64_t s = 0; s < ix->nshards; s++)
+    wtp_index_free_tree (ix, ix->roots[s]);
+  free (ix->roots);
+  ix->roots = NULL;
+  for (unsigned i = 0; i < WTP_INDEX_STRIPES; i++)
+    pthread_rwlock_destroy (&ix->stripes[i].lock);
 }

@@ -1,10 +1,11 @@
 /* The index of the disk while the log is the store (data=on): which byte
  * ranges were last written by a logged WRITE (and where its data lies in the
  * log) or zeroed by a ZERO or TRIM; every other byte is the image's, as it
- * was at start.  One extent per range written, split and replaced as later
- * writes overlap it, so memory grows with the number of distinct extents
- * written (one node, 48 bytes, each), never with the size of a range: a ZERO
- * of the whole disk is one extent. */
+ * was at start.  One extent per range written in each shard it covers,
+ * split and replaced as later writes overlap it, so memory grows with the
+ * number of distinct extents written (one node, 48 bytes, each), never with
+ * the size of a range: a ZERO of the whole disk is one extent per shard, at
+ * most 65536.  Plus 8 bytes per shard for its tree's root. */
 #ifndef WTP_INDEX_H
 #define WTP_INDEX_H
 
@@ -14,24 +15,43 @@
 
 struct wtp_extent;
 
-struct wtp_index {
+/* Shards: at most this many, of at least 64 KiB (a power of two). */
+#define WTP_INDEX_MAX_SHARDS (UINT64_C (1) << 16)
+#define WTP_INDEX_MIN_SHARD_SHIFT 16
+/* Locks, each over every 64th shard, on its own cache line. */
+#define WTP_INDEX_STRIPES 64
+
+struct wtp_index_stripe {
   pthread_rwlock_t lock;
-  struct wtp_extent *root;      /* a treap ordered by start */
   uint32_t rand;                /* the treap's priorities, under lock */
-  uint64_t extents;
+} __attribute__ ((aligned (64)));
+
+struct wtp_index {
+  struct wtp_extent **roots;    /* a treap ordered by start per shard */
+  uint64_t nshards;
+  unsigned shard_shift;         /* shard = offset >> shard_shift */
+  uint64_t extents;             /* atomic */
+  struct wtp_index_stripe stripes[WTP_INDEX_STRIPES];
 };
 
-#define WTP_INDEX_INIT { PTHREAD_RWLOCK_INITIALIZER, NULL, 2463534242u, 0 }
+/* An index of a disk of disk_size bytes (a byte past it counts as in the
+ * last shard).  0, or -1 with errno ENOMEM. */
+int wtp_index_init (struct wtp_index *ix, uint64_t disk_size);
 
-/* The nodes one update may need (the new extent and two split ones),
- * allocated before the update so that it cannot fail half way. */
+/* The nodes one update may need (in each shard it touches, the new extent,
+ * and in its two end shards two split ones), allocated before the update
+ * so that it cannot fail half way. */
+#define WTP_INDEX_SPARE_INLINE 3
 struct wtp_index_spare {
-  struct wtp_extent *node[3];
+  struct wtp_extent **node;     /* inline_node, or allocated when more */
+  size_t count;
+  struct wtp_extent *inline_node[WTP_INDEX_SPARE_INLINE];
 };
 
-/* 0, or -1 with errno ENOMEM. */
-int wtp_index_spare_get (struct wtp_index_spare *sp);
-/* Frees what the update did not use. */
+/* For an update of [offset, offset+length): 0, or -1 with errno ENOMEM. */
+int wtp_index_spare_get (const struct wtp_index *ix, struct wtp_index_spare *sp,
+                         uint64_t offset, uint64_t length);
+/* Frees what the update did not use; a spare never got is zeroed. */
 void wtp_index_spare_put (struct wtp_index_spare *sp);
 
 /* [offset, offset+length) now reads as the log's bytes from log_pos on. */

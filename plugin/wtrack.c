@@ -65,7 +65,7 @@ static bool wtp_ready;                  /* the log exists */
  * into the log and the index says where each range's bytes are; the image
  * keeps its content from the start until the unload applies the log. */
 static bool wtp_store_mode;
-static struct wtp_index wtp_index = WTP_INDEX_INIT;
+static struct wtp_index wtp_index;  /* with the log as the store */
 static uint32_t wtp_last_conn;
 
 static const char wtp_zeroes[WTP_ZERO_CHUNK];
@@ -250,6 +250,10 @@ wtp_get_ready (void)
   if (wtp_channel.path && wtp_open_channel () == -1)
     return -1;
   wtp_choose_store_mode ();
+  if (wtp_store_mode && wtp_index_init (&wtp_index, wtp_disk.size) == -1) {
+    nbdkit_error ("malloc: index of %s: %m", wtp_disk.path);
+    return -1;
+  }
   wtlog_header_init (&h, wtp_disk.size, wtp_channel.path ? wtp_channel.size : 0,
                      wtp_data, "nbdkit-wtrack-plugin " WTP_VERSION);
   if (wtp_store_mode)
@@ -689,10 +693,12 @@ wtp_write_recorded (struct wtp_handle *h, const char *buf, uint64_t count,
     : malloc (n * sizeof *hashes);
   struct wtp_range range;
   struct wtp_slot slot;
-  struct wtp_index_spare spare = { { NULL } };
+  struct wtp_index_spare spare = { NULL };
   bool store = wtp_is_store (exp);
 
-  if (!hashes || (store && wtp_index_spare_get (&spare) == -1)) {
+  if (!hashes
+      || (store
+          && wtp_index_spare_get (&wtp_index, &spare, offset, count) == -1)) {
     if (hashes != stack_hashes)
       free (hashes);
     return wtp_fail (ENOMEM);
@@ -839,11 +845,11 @@ wtp_zero_recorded (struct wtp_handle *h, uint16_t type, uint16_t rflags,
   bool fua = rflags & WTLOG_F_FUA;
   struct wtp_range range;
   struct wtp_slot slot;
-  struct wtp_index_spare spare = { { NULL } };
+  struct wtp_index_spare spare = { NULL };
   bool store = wtp_is_store (exp);
   int err = 0;
 
-  if (store && wtp_index_spare_get (&spare) == -1)
+  if (store && wtp_index_spare_get (&wtp_index, &spare, offset, count) == -1)
     return wtp_fail (ENOMEM);
   wtp_range_acquire (&exp->ranges, &range, offset, offset + count);
   if (!store)

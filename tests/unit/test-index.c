@@ -1,7 +1,7 @@
 /* The plugin's log-as-store index (plugin/index.c) against a byte array fed
  * the same writes, zeroes and reads: random ranges over a small disk, so
- * they overlap, split and swallow one another; and a zero of a huge range
- * costs one extent. */
+ * they overlap, split and swallow one another, across the seams of the
+ * index's shards; and a zero of a huge range costs one extent a shard. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +9,8 @@
 #include "tap.h"
 #include "../../plugin/index.h"
 
-#define DISK 65536
+/* 16 shards of 64 KiB: random ranges cross their seams. */
+#define DISK (1 << 20)
 #define LOG_MAX (128u << 20)
 
 static unsigned char base[DISK], model[DISK], logbuf[LOG_MAX];
@@ -34,13 +35,14 @@ rnd (uint32_t *s)
 
 typedef void picker (uint32_t *s, uint64_t *off, uint64_t *len);
 
-/* A range with a random start and length, often unaligned. */
+/* A range with a random start and length, often unaligned; one in four
+ * long enough to cross a shard or two. */
 static void
 pick (uint32_t *s, uint64_t *off, uint64_t *len)
 {
   *off = rnd (s) % DISK;
   uint64_t max = DISK - *off;
-  *len = 1 + rnd (s) % (rnd (s) % 4 ? 2048 : max);
+  *len = 1 + rnd (s) % (rnd (s) % 4 ? 2048 : 3 * 65536);
   if (*len > max)
     *len = max;
 }
@@ -60,17 +62,18 @@ pick_blocks (uint32_t *s, uint64_t *off, uint64_t *len)
   *len = n * 4096;
 }
 
+static unsigned char got[DISK];
+
 static int
 random_ops (struct wtp_index *ix, uint32_t seed, int ops, picker *pick)
 {
   uint32_t s = seed;
-  unsigned char got[DISK];
   log_used = 0;
   for (int i = 0; i < ops; i++) {
     uint64_t off, len;
     struct wtp_index_spare sp;
     pick (&s, &off, &len);
-    if (wtp_index_spare_get (&sp) == -1)
+    if (wtp_index_spare_get (ix, &sp, off, len) == -1)
       return 0;
     if (rnd (&s) % 5 == 0) {
       memset (model + off, 0, len);
@@ -101,43 +104,61 @@ random_ops (struct wtp_index *ix, uint32_t seed, int ops, picker *pick)
 int
 main (void)
 {
-  tap_plan (6);
+  tap_plan (8);
   for (int i = 0; i < DISK; i++)
     base[i] = model[i] = (unsigned char) (i * 7 + 3);
 
-  struct wtp_index ix = WTP_INDEX_INIT;
+  struct wtp_index ix;
+  wtp_index_init (&ix, DISK);
   tap_ok (random_ops (&ix, 1, 4000, pick), "4000 random writes and zeroes read "
           "back as the byte array holds them");
   tap_ok (wtp_index_extents (&ix) <= 2 * 4000 + 1,
           "extents (%" PRIu64 ") at most twice the updates", wtp_index_extents (&ix));
 
   struct wtp_index_spare sp;
-  wtp_index_spare_get (&sp);
+  wtp_index_spare_get (&ix, &sp, 0, DISK);
   wtp_index_set_zero (&ix, 0, DISK, &sp);
   wtp_index_spare_put (&sp);
   memset (model, 0, DISK);
-  tap_ok (wtp_index_extents (&ix) == 1, "a zero over every extent leaves one "
-          "(%" PRIu64 ")", wtp_index_extents (&ix));
+  tap_ok (ix.nshards == 16 && wtp_index_extents (&ix) == 16, "a zero over "
+          "every extent leaves one a shard (%" PRIu64 " in %" PRIu64 ")",
+          wtp_index_extents (&ix), ix.nshards);
   wtp_index_free (&ix);
 
-  struct wtp_index big = WTP_INDEX_INIT;
-  wtp_index_spare_get (&sp);
-  wtp_index_set_zero (&big, 512, UINT64_C (1) << 50, &sp);
+  /* A 1 PiB disk: 65536 shards of 16 GiB. */
+  struct wtp_index big;
+  uint64_t pib = UINT64_C (1) << 50, shard = pib / WTP_INDEX_MAX_SHARDS;
+  wtp_index_init (&big, pib);
+  wtp_index_spare_get (&big, &sp, 512, pib - 512);
+  wtp_index_set_zero (&big, 512, pib - 512, &sp);
   wtp_index_spare_put (&sp);
-  wtp_index_spare_get (&sp);
-  wtp_index_set_log (&big, 4096, 4096, 0, &sp);
+  tap_ok (wtp_index_extents (&big) == WTP_INDEX_MAX_SHARDS, "a zero of a 1 PiB "
+          "disk is one extent per shard (%" PRIu64 ")", wtp_index_extents (&big));
+  wtp_index_spare_get (&big, &sp, shard - 4096, 8192);
+  wtp_index_set_log (&big, shard - 4096, 8192, 0, &sp);
   wtp_index_spare_put (&sp);
-  tap_ok (wtp_index_extents (&big) == 3, "a write inside a 1 PiB zero makes "
-          "three extents (%" PRIu64 ")", wtp_index_extents (&big));
+  tap_ok (wtp_index_extents (&big) == WTP_INDEX_MAX_SHARDS + 2, "a write over "
+          "the first two shards' seam adds two extents (%" PRIu64 ")",
+          wtp_index_extents (&big));
+  unsigned char got[16384], want[16384];
+  memset (want, 0, sizeof want);
+  for (int i = 0; i < 8192; i++)
+    want[4096 + i] = logbuf[i] = (unsigned char) (i / 7);
+  tap_ok (wtp_index_read (&big, got, sizeof got, shard - 8192, logbuf,
+                          read_base, NULL) == 0
+          && memcmp (got, want, sizeof want) == 0,
+          "a read over the seam gives the write between zeroes");
   wtp_index_free (&big);
 
   memcpy (model, base, DISK);
-  struct wtp_index again = WTP_INDEX_INIT;
+  struct wtp_index again;
+  wtp_index_init (&again, DISK);
   tap_ok (random_ops (&again, 77, 4000, pick), "another seed reads back right");
   wtp_index_free (&again);
 
   memcpy (model, base, DISK);
-  struct wtp_index blocks = WTP_INDEX_INIT;
+  struct wtp_index blocks;
+  wtp_index_init (&blocks, DISK);
   tap_ok (random_ops (&blocks, 5, 4000, pick_blocks), "4000 writes and zeroes "
           "of whole blocks (rewrites and first writes) read back right");
   wtp_index_free (&blocks);
