@@ -23,6 +23,14 @@ struct wtp_extent {
   uint32_t kind;
 };
 
+/* The end of [offset, offset+length), kept from wrapping past the last
+ * byte. */
+static uint64_t
+wtp_index_range_end (uint64_t offset, uint64_t length)
+{
+  return offset + length < offset ? UINT64_MAX : offset + length;
+}
+
 /* The shard that holds byte off; the last one takes everything past the
  * disk's end. */
 static uint64_t
@@ -75,8 +83,9 @@ wtp_index_nodes_needed (const struct wtp_index *ix, uint64_t offset,
 {
   if (length == 0)
     return 0;
-  uint64_t end = offset + length < offset ? UINT64_MAX : offset + length;
-  uint64_t k = wtp_index_shard_of (ix, end - 1) - wtp_index_shard_of (ix, offset) + 1;
+  uint64_t end = wtp_index_range_end (offset, length);
+  uint64_t k = wtp_index_shard_of (ix, end - 1)
+    - wtp_index_shard_of (ix, offset) + 1;
   return k == 1 ? 3 : (size_t) k + 4;
 }
 
@@ -196,6 +205,19 @@ struct wtp_index_shard {
   struct wtp_index_spare *sp;
 };
 
+/* A node from the spare holding [start, end) as kind says. */
+static struct wtp_extent *
+wtp_index_new_extent (struct wtp_index_shard *sh, uint64_t start, uint64_t end,
+                      uint32_t kind, uint64_t log_pos)
+{
+  struct wtp_extent *n = wtp_index_take (sh->ix, sh->stripe, sh->sp);
+  n->start = start;
+  n->end = end;
+  n->kind = kind;
+  n->log_pos = log_pos;
+  return n;
+}
+
 /* Makes key an extent boundary: an extent that straddles it becomes two. */
 static void
 wtp_index_cut (struct wtp_index_shard *sh, uint64_t key)
@@ -205,11 +227,9 @@ wtp_index_cut (struct wtp_index_shard *sh, uint64_t key)
     t = key <= t->start ? t->left : t->right;
   if (!t)
     return;
-  struct wtp_extent *tail = wtp_index_take (sh->ix, sh->stripe, sh->sp);
-  tail->start = key;
-  tail->end = t->end;
-  tail->kind = t->kind;
-  tail->log_pos = t->log_pos + (key - t->start);
+  uint64_t tail_pos = t->log_pos + (key - t->start);
+  struct wtp_extent *tail = wtp_index_new_extent (sh, key, t->end, t->kind,
+                                                  tail_pos);
   t->end = key;
   *sh->root = wtp_index_insert_at (*sh->root, tail);
 }
@@ -261,11 +281,7 @@ wtp_index_set_quick (struct wtp_index_shard *sh, uint64_t offset, uint64_t end,
   }
   if (last && last->end > offset)
     return false;
-  struct wtp_extent *n = wtp_index_take (sh->ix, sh->stripe, sh->sp);
-  n->start = offset;
-  n->end = end;
-  n->kind = kind;
-  n->log_pos = log_pos;
+  struct wtp_extent *n = wtp_index_new_extent (sh, offset, end, kind, log_pos);
   *sh->root = wtp_index_insert_at (*sh->root, n);
   return true;
 }
@@ -282,11 +298,7 @@ wtp_index_set_in_shard (struct wtp_index_shard *sh, uint64_t offset,
   wtp_index_cut (sh, end);
   wtp_index_split (*sh->root, offset, &before, &inside);
   wtp_index_split (inside, end, &inside, &after);
-  struct wtp_extent *n = wtp_index_take (sh->ix, sh->stripe, sh->sp);
-  n->start = offset;
-  n->end = end;
-  n->kind = kind;
-  n->log_pos = log_pos;
+  struct wtp_extent *n = wtp_index_new_extent (sh, offset, end, kind, log_pos);
   *sh->root = wtp_index_merge (wtp_index_merge (before, n), after);
   wtp_index_free_tree (sh->ix, inside);
 }
@@ -301,7 +313,7 @@ wtp_index_set (struct wtp_index *ix, uint64_t offset, uint64_t length,
 {
   if (length == 0)
     return;
-  uint64_t end = offset + length < offset ? UINT64_MAX : offset + length;
+  uint64_t end = wtp_index_range_end (offset, length);
   for (uint64_t s = wtp_index_shard_of (ix, offset); ; s++) {
     uint64_t s_start = s << ix->shard_shift;
     uint64_t s_end = wtp_index_shard_end (ix, s);

@@ -133,7 +133,8 @@ main (void)
   wtp_index_set_zero (&big, 512, pib - 512, &sp);
   wtp_index_spare_put (&sp);
   tap_ok (wtp_index_extents (&big) == WTP_INDEX_MAX_SHARDS, "a zero of a 1 PiB "
-          "disk is one extent per shard (%" PRIu64 ")", wtp_index_extents (&big));
+          "disk is one extent per shard (%" PRIu64 ")",
+          wtp_index_extents (&big));
   wtp_index_spare_get (&big, &sp, shard - 4096, 8192);
   wtp_index_set_log (&big, shard - 4096, 8192, 0, &sp);
   wtp_index_spare_put (&sp);
