@@ -16,6 +16,7 @@
 #include "fileio.h"
 #include "le.h"
 #include "sector-hash.h"
+#include "wtlog-ring.h"
 
 #define WTLOG_HEADER_CRC_AT (WTLOG_HEADER_SIZE - 4)
 #define WTLOG_READ_CHUNK (4u << 20)
@@ -364,8 +365,8 @@ wtlog_reader_fill (struct wtlog_reader *r, size_t n)
 }
 
 struct wtlog_reader *
-wtlog_reader_open (const char *path, struct wtlog_header *h, char *err,
-                   size_t errlen)
+wtlog_reader_open_plain (const char *path, struct wtlog_header *h, char *err,
+                         size_t errlen)
 {
   struct wtlog_reader *r = calloc (1, sizeof *r);
   char herr[200];
@@ -422,6 +423,21 @@ wtlog_reader_open (const char *path, struct wtlog_header *h, char *err,
   return NULL;
 }
 
+struct wtlog_reader *
+wtlog_reader_open (const char *path, struct wtlog_header *h, char *err,
+                   size_t errlen)
+{
+  /* A plugin killed while its newest records were only in the ring left
+   * them there: put them in the log first, so every tool reads the same
+   * log.  The recovery's own note (on 1) is not the caller's business. */
+  char rerr[1024];
+  if (wtlog_ring_recover (path, rerr, sizeof rerr) == -1) {
+    snprintf (err, errlen, "%s", rerr);
+    return NULL;
+  }
+  return wtlog_reader_open_plain (path, h, err, errlen);
+}
+
 /* Whether every byte from the read position to the end of the file is zero
  * (the space a writer allocated ahead and never used); -1 on a read error.
  * Consumes what it reads: the caller ends reading either way. */
@@ -457,8 +473,9 @@ wtlog_reader_bad (struct wtlog_reader *r, uint64_t at, const char *fmt, ...)
   return -1;
 }
 
-static void
-wtlog_fixed_decode (const unsigned char *p, struct wtlog_record *rec)
+void
+wtlog_fixed_decode (const unsigned char p[WTLOG_FIXED_SIZE],
+                    struct wtlog_record *rec)
 {
   rec->size = wt_get32 (p + 0);
   rec->crc = wt_get32 (p + 4);
@@ -473,10 +490,17 @@ wtlog_fixed_decode (const unsigned char *p, struct wtlog_record *rec)
   rec->length = wt_get64 (p + 56);
 }
 
-/* Checks every field of the fixed part that does not need the payload.
- * Returns NULL when it is sound, else what is wrong. */
-static const char *
-wtlog_fixed_check (const struct wtlog_reader *r, const unsigned char *p,
+uint32_t
+wtlog_record_crc (const unsigned char *p, size_t size)
+{
+  uint32_t crc = wt_crc32c_update (0, p, 4);
+  crc = wt_crc32c_update (crc, wtlog_zero_pad, 4);
+  return wt_crc32c_update (crc, p + 8, size - 8);
+}
+
+const char *
+wtlog_fixed_check (const struct wtlog_header *h, uint64_t last_seq,
+                   const unsigned char p[WTLOG_FIXED_SIZE],
                    const struct wtlog_record *rec, char *why, size_t whylen)
 {
   if (rec->type < WTLOG_WRITE || rec->type > WTLOG_CLOSE)
@@ -485,13 +509,13 @@ wtlog_fixed_check (const struct wtlog_reader *r, const unsigned char *p,
     return snprintf (why, whylen, "unknown flags 0x%x", rec->flags), why;
   if (wt_get32 (p + 20) != 0)
     return "reserved field is not zero";
-  if (rec->seq != r->st.last_seq + 1)
+  if (rec->seq != last_seq + 1)
     return snprintf (why, whylen, "seq %" PRIu64 " where %" PRIu64 " was due",
-                     rec->seq, r->st.last_seq + 1), why;
+                     rec->seq, last_seq + 1), why;
   if (rec->t_start > rec->t_end)
     return "t_start is after t_end";
-  uint64_t limit = rec->type == WTLOG_CHANNEL ? r->header.channel_size
-    : r->header.disk_size;
+  uint64_t limit = rec->type == WTLOG_CHANNEL ? h->channel_size
+    : h->disk_size;
   bool ranged = rec->type != WTLOG_OPEN && rec->type != WTLOG_CLOSE
     && rec->type != WTLOG_FLUSH;
   if (ranged && (rec->offset > limit || rec->length > limit - rec->offset))
@@ -560,7 +584,8 @@ wtlog_reader_next (struct wtlog_reader *r, struct wtlog_record *rec)
                                got, WTLOG_FIXED_SIZE);
     return wtlog_reader_bad (r, at, "torn: zeroes where a record was due");
   }
-  const char *bad = wtlog_fixed_check (r, p, rec, why, sizeof why);
+  const char *bad = wtlog_fixed_check (&r->header, r->st.last_seq, p, rec,
+                                      why, sizeof why);
   if (bad)
     return wtlog_reader_bad (r, at, "%s", bad);
   if (!wtlog_reader_holds (r, at, rec->size))
@@ -574,9 +599,7 @@ wtlog_reader_next (struct wtlog_reader *r, struct wtlog_record *rec)
     return wtlog_reader_bad (r, at, "torn: only %zd of %" PRIu32 " bytes",
                              got, rec->size);
   p = r->buf + r->start;
-  uint32_t crc = wt_crc32c_update (0, p, 4);
-  crc = wt_crc32c_update (crc, wtlog_zero_pad, 4);
-  crc = wt_crc32c_update (crc, p + 8, rec->size - 8);
+  uint32_t crc = wtlog_record_crc (p, rec->size);
   if (crc != rec->crc)
     return wtlog_reader_bad (r, at, "checksum mismatch (stored 0x%08x, computed 0x%08x)",
                              rec->crc, crc);

@@ -4,7 +4,9 @@
  * wt_pwritev_full() (fileio.h) at a position the caller reserved; wtlog_writer_* is a simple
  * sequential writer for tools (import, tests).
  * Reading: wtlog_reader_open / _next / _close; _next returns 0 with a record,
- * 1 at the end, -1 on a torn or corrupt record (see wtlog_reader_status). */
+ * 1 at the end, -1 on a torn or corrupt record (see wtlog_reader_status).
+ * Opening completes a killed plugin's log from its ring file first
+ * (wtlog-ring.h). */
 #ifndef WT_WTLOG_H
 #define WT_WTLOG_H
 
@@ -112,6 +114,22 @@ uint64_t wtlog_record_size (uint16_t type, uint16_t flags, uint64_t offset,
 /* Whether a record of this size may be written and read. */
 bool wtlog_record_size_ok (uint64_t size);
 
+/* The checks a reader makes of each record, for those that find records
+ * elsewhere than in a log file (wtlog-ring.c):
+ * wtlog_fixed_decode fills rec's stored fields from the fixed part at p;
+ * wtlog_fixed_check checks every field of it that does not need the
+ * payload against the log's header h and the seq before (last_seq):
+ * NULL when sound, else what is wrong (in why, or a constant string);
+ * wtlog_record_crc is the CRC32C of the whole record at p (size bytes,
+ * size >= WTLOG_FIXED_SIZE) with its crc field taken as zero. */
+void wtlog_fixed_decode (const unsigned char p[WTLOG_FIXED_SIZE],
+                         struct wtlog_record *rec);
+const char *wtlog_fixed_check (const struct wtlog_header *h, uint64_t last_seq,
+                               const unsigned char p[WTLOG_FIXED_SIZE],
+                               const struct wtlog_record *rec, char *why,
+                               size_t whylen);
+uint32_t wtlog_record_crc (const unsigned char *p, size_t size);
+
 /* Lay out rec (its size and crc are computed here) as up to 4 iovecs:
  * fixed part (encoded into fixed[]), hashes, data, zero padding.
  * hashes must hold wtlog_sectors_touched() entries when the record carries
@@ -151,10 +169,17 @@ struct wtlog_status {
 };
 
 /* Returns NULL with err set when the file cannot be opened or its header is
- * bad (the message names the file and the field). */
+ * bad (the message names the file and the field).  A log whose plugin was
+ * killed is first completed from its ring (wtlog_ring_recover in
+ * wtlog-ring.h); when that fails, so does the open, with its message. */
 struct wtlog_reader *wtlog_reader_open (const char *path,
                                         struct wtlog_header *h,
                                         char *err, size_t errlen);
+/* wtlog_reader_open on the file as it is: no ring is looked at (the
+ * recovery itself reads the log so). */
+struct wtlog_reader *wtlog_reader_open_plain (const char *path,
+                                              struct wtlog_header *h,
+                                              char *err, size_t errlen);
 /* 0: rec filled; 1: clean end of the log; -1: torn or corrupt record, or a
  * read error: wtlog_reader_status() says what and where. */
 int wtlog_reader_next (struct wtlog_reader *r, struct wtlog_record *rec);

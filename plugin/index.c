@@ -349,7 +349,7 @@ struct wtp_index_reading {
   unsigned char *buf;
   uint64_t offset, end;         /* the request */
   uint64_t pos;                 /* filled up to here */
-  const unsigned char *log;
+  void (*read_log) (void *dst, uint64_t log_pos, uint64_t length);
   int (*read_base) (void *ctx, void *buf, size_t count, uint64_t offset);
   void *ctx;
 };
@@ -378,7 +378,7 @@ wtp_index_fill_extent (struct wtp_index_reading *rd, const struct wtp_extent *e)
   if (e->kind == WTP_EXTENT_ZERO)
     memset (dst, 0, to - from);
   else
-    memcpy (dst, rd->log + e->log_pos + (from - e->start), to - from);
+    rd->read_log (dst, e->log_pos + (from - e->start), to - from);
   rd->pos = to;
   return 0;
 }
@@ -407,14 +407,15 @@ wtp_index_walk (struct wtp_index_reading *rd, const struct wtp_extent *t)
 
 int
 wtp_index_read (struct wtp_index *ix, void *buf, size_t count, uint64_t offset,
-                const unsigned char *log,
+                void (*read_log) (void *dst, uint64_t log_pos,
+                                  uint64_t length),
                 int (*read_base) (void *ctx, void *buf, size_t count,
                                   uint64_t offset),
                 void *ctx)
 {
   struct wtp_index_reading rd = {
     .buf = buf, .offset = offset, .end = offset + count, .pos = offset,
-    .log = log, .read_base = read_base, .ctx = ctx,
+    .read_log = read_log, .read_base = read_base, .ctx = ctx,
   };
   int err = 0;
   if (count == 0)

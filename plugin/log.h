@@ -1,7 +1,8 @@
 /* The plugin's side of writes.wtlog: positions reserved under a mutex, each
- * record copied by its own thread into a shared mapping of the file, and a
- * "copied up to" watermark that lets a request be acknowledged only once its
- * record and every record before it are in the file. */
+ * record copied by its own thread into a shared mapping of the ring file
+ * beside the log (LOG.ring), a "copied up to" watermark that lets a request
+ * be acknowledged only once its record and every record before it are
+ * there, and a mover that copies the ring's bytes into the log file. */
 #ifndef WTP_LOG_H
 #define WTP_LOG_H
 
@@ -24,13 +25,14 @@ struct wtp_slot {
 /* Creates (truncates) the log and writes its header.  0, or -1 after
  * nbdkit_error. */
 int wtp_log_create (const char *path, const struct wtlog_header *h);
-/* Starts the helper thread that prefaults the log's pages ahead of use;
- * called once nbdkit has forked.  Without it (no thread) requests fault the
- * pages themselves. */
-void wtp_log_start_prefaulting (void);
-/* Stops and joins the helper (nbdkit's .cleanup); wtp_log_close() does it
- * too when .cleanup was not called. */
-void wtp_log_stop_prefaulting (void);
+/* Starts the mover (copies the ring into the log in the background) and
+ * the helper that prefaults the ring's pages; called once nbdkit has
+ * forked.  Without them requests move when the ring is full, and fault the
+ * ring's pages themselves. */
+void wtp_log_start_threads (void);
+/* Stops and joins them (nbdkit's .cleanup); wtp_log_close() does it too
+ * when .cleanup was not called. */
+void wtp_log_stop_threads (void);
 /* ns since the header's monotonic start. */
 uint64_t wtp_log_now (void);
 /* The seq last handed out: a write that vanishes under the range lock comes
@@ -52,13 +54,19 @@ void wtp_log_commit (struct wtp_slot *slot, struct wtlog_record *rec,
 uint64_t wtp_log_copy_record (struct wtp_slot *slot, struct wtlog_record *rec,
                               const uint64_t *hashes, const void *data);
 void wtp_log_wait (struct wtp_slot *slot);
-/* The log from byte 0 (its records' data is read from here while the log is
- * the store); its address never changes until wtp_log_close. */
-const unsigned char *wtp_log_map (void);
+/* Copies length bytes from log position pos, which a record under the
+ * watermark holds (the data the index points at while the log is the
+ * store), from the file or the ring. */
+void wtp_log_read (void *dst, uint64_t pos, uint64_t length);
 /* Reserve and commit in one step, for records without a range to order. */
 int wtp_log_append (struct wtlog_record *rec, const uint64_t *hashes,
                     const void *data);
-/* fdatasync the log; a failure breaks it.  0 or -1 with errno set. */
+/* Moves every record under the watermark into the log file, so that a
+ * reader of the file sees them (the apply at unload).  A failure breaks
+ * the log.  0 or -1 with errno set. */
+int wtp_log_settle (void);
+/* wtp_log_settle, then fdatasync the log; a failure breaks it.  0 or -1
+ * with errno set. */
 int wtp_log_sync (void);
 void wtp_log_close (void);
 

@@ -271,7 +271,7 @@ wtp_get_ready (void)
 static int
 wtp_after_fork (void)
 {
-  wtp_log_start_prefaulting ();
+  wtp_log_start_threads ();
   return 0;
 }
 
@@ -280,7 +280,7 @@ wtp_after_fork (void)
 static void
 wtp_cleanup (void)
 {
-  wtp_log_stop_prefaulting ();
+  wtp_log_stop_threads ();
 }
 
 /* nbdkit --dump-plugin: the build facts, as key=value lines. */
@@ -312,6 +312,9 @@ wtp_apply_store (void)
   char err[512];
   struct stat st;
   uint64_t started = wtp_log_now ();
+  /* The reader reads the log file: the ring's last records go there first. */
+  if (wtp_log_settle () == -1)
+    return false;
   struct wtlog_reader *r = wtlog_reader_open (wtp_log_path, NULL, err, sizeof err);
   if (!r) {
     nbdkit_error ("apply: %s", err);
@@ -545,7 +548,7 @@ wtp_read_current (struct wtp_export *e, void *buf, size_t count,
 {
   if (!wtp_is_store (e))
     return wtp_pread_all (e->fd, buf, count, offset);
-  return wtp_index_read (&wtp_index, buf, count, offset, wtp_log_map (),
+  return wtp_index_read (&wtp_index, buf, count, offset, wtp_log_read,
                          wtp_read_image, e);
 }
 

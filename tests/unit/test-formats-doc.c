@@ -18,6 +18,7 @@
 #include "manifest.h"
 #include "sector-hash.h"
 #include "tap.h"
+#include "wtlog-ring.h"
 #include "wtlog.h"
 
 #define MAX_ROWS 64
@@ -82,7 +83,16 @@ next_line (const char *p)
   return nl ? nl + 1 : p + strlen (p);
 }
 
-/* The heading "### SUB..." or "#### SUB..." inside the section "## H2...". */
+/* Whether the line is the heading "## H2" exactly: "## writes.wtlog" is not
+ * "## writes.wtlog.ring". */
+static bool
+is_section (const char *line, const char *want2)
+{
+  size_t n = strlen (want2);
+  return line_starts (line, want2) && (line[n] == '\n' || line[n] == '\0');
+}
+
+/* The heading "### SUB..." or "#### SUB..." inside the section "## H2". */
 static const char *
 find_heading (const char *h2, const char *sub)
 {
@@ -93,7 +103,7 @@ find_heading (const char *h2, const char *sub)
   bool in = false;
   for (const char *p = doc; *p; p = next_line (p)) {
     if (line_starts (p, "## "))
-      in = line_starts (p, want2);
+      in = is_section (p, want2);
     else if (in && (line_starts (p, want3) || line_starts (p, want4)))
       return p;
   }
@@ -424,6 +434,35 @@ check_wtlog (void)
 }
 
 static void
+check_ring (void)
+{
+  struct wtlog_ring_header h = {
+    .ring_size = 0x0102030405060000ull, .moved = 0x1112131415161718ull,
+  };
+  unsigned char enc[WTLOG_RING_HEADER_SIZE], run_id[16];
+  for (int i = 0; i < 16; i++)
+    run_id[i] = h.run_id[i] = (uint8_t) (0xb0 + i);
+  wtlog_ring_header_encode (&h, enc);
+  const struct want w[] = {
+    { "magic", WTLOG_RING_MAGIC_LEN, (const unsigned char *) WTLOG_RING_MAGIC },
+    { "version", 4, le (WTLOG_RING_VERSION, 4) },
+    { "header_size", 4, le (WTLOG_RING_HEADER_SIZE, 4) },
+    { "ring_size", 8, le (h.ring_size, 8) },
+    { "run_id", 16, run_id },
+    { "moved", 8, le (h.moved, 8) },
+    { "zero", WTLOG_RING_HEADER_SIZE - WTLOG_RING_FIELDS_END, zeroes },
+  };
+  check_fields ("wtlog ring header", "writes.wtlog.ring", "Header (",
+                WTLOG_RING_HEADER_SIZE, enc, w, sizeof w / sizeof w[0]);
+  /* The offsets the plugin writes the header's fields at. */
+  tap_ok (WTLOG_RING_OFF_MAGIC == 0 && WTLOG_RING_OFF_VERSION == 8
+          && WTLOG_RING_OFF_HEADER_SIZE == 12 && WTLOG_RING_OFF_RING_SIZE == 16
+          && WTLOG_RING_OFF_RUN_ID == 24 && WTLOG_RING_OFF_MOVED == 40
+          && WTLOG_RING_FIELDS_END == 48,
+          "wtlog ring header: the offset macros are the documented offsets");
+}
+
+static void
 check_channel (void)
 {
   static unsigned char enc[WTCH_BLOCK];
@@ -625,6 +664,7 @@ main (void)
     return tap_done ();
   }
   check_wtlog ();
+  check_ring ();
   check_channel ();
   check_manifest ();
   check_dmlog ();

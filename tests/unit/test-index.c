@@ -16,6 +16,12 @@
 static unsigned char base[DISK], model[DISK], logbuf[LOG_MAX];
 static uint64_t log_used;
 
+static void
+read_log (void *dst, uint64_t log_pos, uint64_t length)
+{
+  memcpy (dst, logbuf + log_pos, length);
+}
+
 static int
 read_base (void *ctx, void *buf, size_t count, uint64_t offset)
 {
@@ -90,14 +96,14 @@ random_ops (struct wtp_index *ix, uint32_t seed, int ops, picker *pick)
     }
     wtp_index_spare_put (&sp);
     pick (&s, &off, &len);
-    if (wtp_index_read (ix, got, len, off, logbuf, read_base, NULL) != 0
+    if (wtp_index_read (ix, got, len, off, read_log, read_base, NULL) != 0
         || memcmp (got, model + off, len) != 0) {
       printf ("# seed %" PRIu32 " op %d: read %" PRIu64 "+%" PRIu64 " differs\n",
               seed, i, off, len);
       return 0;
     }
   }
-  return wtp_index_read (ix, got, DISK, 0, logbuf, read_base, NULL) == 0
+  return wtp_index_read (ix, got, DISK, 0, read_log, read_base, NULL) == 0
     && memcmp (got, model, DISK) == 0;
 }
 
@@ -145,7 +151,7 @@ main (void)
   memset (want, 0, sizeof want);
   for (int i = 0; i < 8192; i++)
     want[4096 + i] = logbuf[i] = (unsigned char) (i / 7);
-  tap_ok (wtp_index_read (&big, got, sizeof got, shard - 8192, logbuf,
+  tap_ok (wtp_index_read (&big, got, sizeof got, shard - 8192, read_log,
                           read_base, NULL) == 0
           && memcmp (got, want, sizeof want) == 0,
           "a read over the seam gives the write between zeroes");
