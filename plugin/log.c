@@ -558,14 +558,11 @@ wtp_log_is_direct (uint64_t size)
   return size >= WTP_LOG_DIRECT_MIN;
 }
 
-/* Called with the mutex held: makes room for a record of size bytes at
- * pos: in the ring, or in the list of holes the mover skips.  0 or an
- * errno. */
+/* Called with the mutex held: puts a large record of size bytes at pos in
+ * the list of holes the mover skips.  0 or an errno. */
 static int
-wtp_log_make_room (uint64_t size)
+wtp_log_add_hole (uint64_t size)
 {
-  if (!wtp_log_is_direct (size))
-    return wtp_log_wait_room (size);
   if (wtp_log.holes_n == wtp_log.holes_cap) {
     size_t cap = wtp_log.holes_cap ? 2 * wtp_log.holes_cap : 16;
     struct wtp_hole *h = realloc (wtp_log.holes, cap * sizeof *h);
@@ -593,10 +590,15 @@ wtp_log_reserve (struct wtp_slot *slot, struct wtlog_record *rec)
   }
   /* The requests check their record's size before they touch the image;
    * one that did not could never be encoded, and breaks the log below. */
-  int err = wtlog_record_size_ok (size) ? wtp_log_allocate (wtp_log.pos + size)
-    : EFBIG;
+  bool direct = wtp_log_is_direct (size);
+  int err = wtlog_record_size_ok (size) ? 0 : EFBIG;
+  /* The wait for room lets go of the mutex: pos is taken after it. */
+  if (!err && !direct)
+    err = wtp_log_wait_room (size);
   if (!err)
-    err = wtp_log_make_room (size);
+    err = wtp_log_allocate (wtp_log.pos + size);
+  if (!err && direct)
+    err = wtp_log_add_hole (size);
   if (err) {
     /* The request's effect on the image can never be logged: from here on
      * the log would not replay to the image, so it takes nothing more. */
