@@ -3,7 +3,11 @@
  * file a kill left, builds the ring the plugin would have left beside it
  * (64 KiB, so records wrap around its end; slots outside what the ring
  * holds for the log filled with garbage or an older lap), recovers, and
- * compares the log with the original byte for byte. */
+ * compares the log with the original byte for byte.  Last, the log is
+ * written again with some records of 64 KiB and more, which the plugin
+ * writes straight into the log file and never into the ring (a 256 KiB
+ * ring then, as the plugin's smallest), to complete logs whose records
+ * after moved are partly in the ring and partly in the file only. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -22,6 +26,13 @@
 #include "wtlog.h"
 
 #define RING_SIZE (64u << 10)
+/* The ring of the logs with large records (test_direct). */
+#define DIRECT_RING_SIZE (256u << 10)
+/* Records from this size on the plugin writes straight into the log file,
+ * never into the ring (WTP_LOG_DIRECT_MIN, plugin/log.c). */
+#define DIRECT_MIN (64u << 10)
+/* The data of a large record: with its hashes, more than DIRECT_MIN. */
+#define DIRECT_LENGTH 72000
 #define NRECORDS 64
 #define DISK_SIZE (64u << 20)
 #define CHANNEL_SIZE (1u << 20)
@@ -35,6 +46,8 @@ static struct wtlog_header header;
 static unsigned char *log_bytes;
 static size_t log_len;
 static uint64_t rec_at[NRECORDS + 1];
+/* The ring's size in the case at hand. */
+static uint64_t ring_size = RING_SIZE;
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
@@ -54,11 +67,21 @@ die (const char *what)
   exit (2);
 }
 
+/* The records that are WRITEs of DIRECT_LENGTH bytes in a log with large
+ * records: two of them (30, 31) in a row; all but 30 at an offset of the
+ * same remainder mod 512, so of one size. */
+static bool
+large_record (int i)
+{
+  return i == 4 || i == 10 || i == 16 || i == 30 || i == 31 || i == 40 || i == 46;
+}
+
 /* Record i of the log: an OPEN, then WRITEs with data of various sizes
  * and offsets, among them FLUSHes, ZEROs, TRIMs and CHANNEL writes, then
- * the connection's CLOSE and the final CLOSE. */
+ * the connection's CLOSE and the final CLOSE.  With large, some WRITEs
+ * are of DIRECT_LENGTH bytes. */
 static void
-make_record (int i, struct wtlog_record *rec)
+make_record (int i, bool large, struct wtlog_record *rec)
 {
   static const uint64_t lengths[] = { 4096, 700, 12288, 30000, 512, 20000, 1, 9000 };
   memset (rec, 0, sizeof *rec);
@@ -89,17 +112,18 @@ make_record (int i, struct wtlog_record *rec)
   else {
     rec->type = i % 9 == 0 ? WTLOG_CHANNEL : WTLOG_WRITE;
     rec->flags = WTLOG_F_DATA | (i % 5 == 0 ? WTLOG_F_FUA : 0);
-    rec->length = lengths[i % 8];
+    rec->length = large && large_record (i) ? DIRECT_LENGTH : lengths[i % 8];
     rec->offset = 100 * (uint64_t) (i % 3) + 8192 * (uint64_t) i;
   }
 }
 
-/* Writes the log with wtlog_writer and keeps its bytes. */
+/* Writes the log with wtlog_writer and keeps its bytes (large: with the
+ * large records). */
 static void
-make_log (void)
+make_log (bool large)
 {
-  static unsigned char data[32768];
-  static uint64_t hashes[64];
+  static unsigned char data[DIRECT_LENGTH];
+  static uint64_t hashes[256];
   char err[256];
   wtlog_header_init (&header, DISK_SIZE, CHANNEL_SIZE, true, "test-wtlog-ring");
   struct wtlog_writer *w = wtlog_writer_open (log_path, &header, err, sizeof err);
@@ -110,10 +134,10 @@ make_log (void)
   rec_at[0] = WTLOG_HEADER_SIZE;
   for (int i = 0; i < NRECORDS; i++) {
     struct wtlog_record rec;
-    make_record (i, &rec);
+    make_record (i, large, &rec);
     for (size_t b = 0; b < sizeof data; b++)
       data[b] = (unsigned char) (b * 31 + (size_t) i * 7);
-    for (int h = 0; h < 64; h++)
+    for (int h = 0; h < 256; h++)
       hashes[h] = 0x0101010101010101ull * (uint64_t) h + (uint64_t) i;
     if (wtlog_writer_append (w, &rec, hashes, data) == -1)
       die ("append");
@@ -122,6 +146,7 @@ make_log (void)
   if (wtlog_writer_close (w) == -1)
     die ("close");
   log_len = (size_t) rec_at[NRECORDS];
+  free (log_bytes);
   if (!(log_bytes = malloc (log_len)))
     die ("malloc");
   int fd = open (log_path, O_RDONLY);
@@ -146,8 +171,8 @@ static int
 record_across_ring_end (int after)
 {
   for (int i = after; i < NRECORDS; i++)
-    if (rec_at[i] / RING_SIZE != (rec_at[i + 1] - 1) / RING_SIZE
-        && rec_at[i + 1] % RING_SIZE != 0)
+    if (rec_at[i] / ring_size != (rec_at[i + 1] - 1) / ring_size
+        && rec_at[i + 1] % ring_size != 0)
       return i;
   return -1;
 }
@@ -185,7 +210,11 @@ enum fill { FILL_GARBAGE, FILL_OLD_LAP };
 
 /* What a kill left: the log file holds the log's first `keep` bytes, then
  * the tail; the ring's header says `moved`, and its slots hold the log's
- * bytes [moved, copied), the other slots `fill`. */
+ * bytes [moved, copied), the other slots `fill`.  Records of DIRECT_MIN
+ * bytes and more (only in the log with large records) are as the plugin
+ * leaves them: those that end by copied are whole in the log file (at
+ * their place, zeroes before them), and their slots in the ring hold
+ * `fill` too. */
 struct kill {
   uint64_t keep;
   enum tail tail;
@@ -193,6 +222,40 @@ struct kill {
   uint64_t copied;
   enum fill fill;
 };
+
+/* The record that holds log position p, or -1 (the header, or past the
+ * log's end). */
+static int
+record_at (uint64_t p)
+{
+  if (p < rec_at[0] || p >= rec_at[NRECORDS])
+    return -1;
+  int lo = 0, hi = NRECORDS - 1;
+  while (lo < hi) {
+    int mid = (lo + hi + 1) / 2;
+    if (rec_at[mid] <= p)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
+}
+
+/* Whether record i is one the plugin writes straight into the log file. */
+static bool
+record_is_direct (int i)
+{
+  return i >= 0 && rec_at[i + 1] - rec_at[i] >= DIRECT_MIN;
+}
+
+/* Whether record i is whole in the log file a kill left, though not below
+ * keep: it was written straight there. */
+static bool
+direct_in_file (const struct kill *k, int i)
+{
+  return record_is_direct (i) && rec_at[i + 1] > k->keep
+    && rec_at[i + 1] <= k->copied;
+}
 
 static void
 write_killed_log (const struct kill *k)
@@ -202,6 +265,9 @@ write_killed_log (const struct kill *k)
     len = (len + 4095) & ~(size_t) 4095;
   else if (k->tail == TAIL_ZEROES)
     len += 1 << 20;
+  for (int i = 0; i < NRECORDS; i++)
+    if (direct_in_file (k, i) && rec_at[i + 1] > len)
+      len = (size_t) rec_at[i + 1];
   unsigned char *buf = calloc (1, len + 1);
   if (!buf)
     die ("calloc");
@@ -209,33 +275,49 @@ write_killed_log (const struct kill *k)
   if (k->tail == TAIL_GARBAGE)
     for (size_t i = (size_t) k->keep; i < len; i++)
       buf[i] = garbage_byte ();
+  for (int i = 0; i < NRECORDS; i++)
+    if (direct_in_file (k, i))
+      memcpy (buf + rec_at[i], log_bytes + rec_at[i], rec_at[i + 1] - rec_at[i]);
   write_file (log_path, buf, len);
   free (buf);
 }
 
+/* What the ring last held for log position p (FILL_OLD_LAP): the log's
+ * byte there, or where p is in a record written straight into the file,
+ * that of the nearest position a lap or more before that went through
+ * the ring; garbage before the log's records. */
+static unsigned char
+ring_held (uint64_t p)
+{
+  while (record_is_direct (record_at (p)))
+    p = p >= ring_size ? p - ring_size : 0;
+  return p >= WTLOG_HEADER_SIZE && p < log_len ? log_bytes[p] : garbage_byte ();
+}
+
 /* The ring a plugin would leave: slot s holds the byte at the log
- * position p in [moved, copied) with p mod R = s; every other slot
- * garbage, or the log's byte one lap before (FILL_OLD_LAP: what the
- * ring held before it was overwritten). */
+ * position p in [moved, copied) with p mod R = s (unless p is in a
+ * record written straight into the file); every other slot
+ * garbage, or what the ring held before it was overwritten (FILL_OLD_LAP:
+ * ring_held). */
 static void
 write_ring (const struct kill *k, const uint8_t run_id[16])
 {
-  static unsigned char buf[WTLOG_RING_HEADER_SIZE + RING_SIZE];
-  struct wtlog_ring_header h = { .ring_size = RING_SIZE, .moved = k->moved };
+  static unsigned char buf[WTLOG_RING_HEADER_SIZE + DIRECT_RING_SIZE];
+  struct wtlog_ring_header h = { .ring_size = ring_size, .moved = k->moved };
   memcpy (h.run_id, run_id, 16);
   wtlog_ring_header_encode (&h, buf);
   unsigned char *ring = buf + WTLOG_RING_HEADER_SIZE;
-  for (uint64_t s = 0; s < RING_SIZE; s++) {
+  for (uint64_t s = 0; s < ring_size; s++) {
     /* The position of the lap that ends at copied which maps to s. */
-    uint64_t p = k->copied - RING_SIZE + (s + RING_SIZE - k->copied % RING_SIZE) % RING_SIZE;
-    if (p >= k->moved && p < log_len)
+    uint64_t p = k->copied - ring_size + (s + ring_size - k->copied % ring_size) % ring_size;
+    if (p >= k->moved && p < log_len && !record_is_direct (record_at (p)))
       ring[s] = log_bytes[p];
-    else if (k->fill == FILL_OLD_LAP && p >= WTLOG_HEADER_SIZE && p < log_len)
-      ring[s] = log_bytes[p];
+    else if (k->fill == FILL_OLD_LAP)
+      ring[s] = ring_held (p);
     else
       ring[s] = garbage_byte ();
   }
-  write_file (ring_path, buf, sizeof buf);
+  write_file (ring_path, buf, WTLOG_RING_HEADER_SIZE + ring_size);
 }
 
 static void
@@ -246,8 +328,18 @@ put_ring_bytes (uint64_t log_pos, const unsigned char *bytes, size_t len)
     die (ring_path);
   for (size_t i = 0; i < len; i++)
     if (pwrite (fd, bytes + i, 1,
-                WTLOG_RING_HEADER_SIZE + (log_pos + i) % RING_SIZE) != 1)
+                WTLOG_RING_HEADER_SIZE + (log_pos + i) % ring_size) != 1)
       die (ring_path);
+  close (fd);
+}
+
+/* Writes bytes into the log file at log_pos (the file as a kill left it). */
+static void
+put_log_bytes (uint64_t log_pos, const unsigned char *bytes, size_t len)
+{
+  int fd = open (log_path, O_WRONLY);
+  if (fd < 0 || pwrite (fd, bytes, len, (off_t) log_pos) != (ssize_t) len)
+    die (log_path);
   close (fd);
 }
 
@@ -317,7 +409,7 @@ check_kill (const char *name, const struct kill *k)
   int rc = wtlog_ring_recover (log_path, err, sizeof err);
   bool ok = log_is_original (want, want == NRECORDS);
   tap_ok (rc == (want > in_file) && ok,
-          "%s: %d records, %d of them from the ring (rc %d, want %d): %s",
+          "%s: %d records, %d of them put in (rc %d, want %d): %s",
           name, want, want - in_file, rc, want > in_file, err);
 }
 
@@ -682,6 +774,131 @@ test_reader_open (void)
           want, n);
 }
 
+/* The log written again with large records (large_record), which the
+ * plugin writes straight into the log file, never into the ring: after
+ * moved, records in the ring and records in the file only, one after
+ * another, with the file's holes zeroes. */
+static void
+test_direct (void)
+{
+  char err[512];
+  make_log (true);
+  ring_size = DIRECT_RING_SIZE;
+  bool layout = true;
+  for (int i = 0; i < NRECORDS; i++)
+    layout = layout && record_is_direct (i) == large_record (i);
+  /* The stretches of records after moved below are within one lap of the
+   * ring; record 40 is of record 16's size, and a lap or more after
+   * record 10. */
+  uint64_t large = rec_at[17] - rec_at[16];
+  layout = layout && rec_at[19] - rec_at[8] <= ring_size
+    && rec_at[34] - rec_at[28] <= ring_size && rec_at[50] - rec_at[44] <= ring_size
+    && rec_at[43] - rec_at[38] <= ring_size && rec_at[41] - rec_at[40] == large
+    && rec_at[40] >= rec_at[11] + ring_size;
+  if (!tap_ok (layout, "the log with large records (%zu bytes): records of %" PRIu64
+               " bytes written straight into the file at 4, 10, 16, 30, 31, 40, 46, "
+               "the rest smaller than %u", log_len, large, DIRECT_MIN))
+    return;
+
+  /* 1: every record the plugin acknowledged, whether from the ring or
+   * from the file alone, in order, byte for byte. */
+  struct kill k = { rec_at[8], TAIL_ZEROES, rec_at[8], rec_at[14], FILL_GARBAGE };
+  check_kill ("direct: small records in the ring, a large one in the file only "
+              "(its slots garbage), more small ones in the ring", &k);
+
+  k = (struct kill) { rec_at[38], TAIL_ZEROES, rec_at[38], rec_at[43], FILL_OLD_LAP };
+  check_kill ("direct: the same, the large record's slots holding an older lap", &k);
+
+  k = (struct kill) { rec_at[28], TAIL_ZEROES, rec_at[28], rec_at[34], FILL_GARBAGE };
+  check_kill ("direct: two large records in a row in the file only, between "
+              "records in the ring", &k);
+
+  /* The mover was killed while it copied record 45: the file holds its
+   * head past moved, zeroes, then record 46 (and ends with it). */
+  k = (struct kill) { rec_at[45] + 100, TAIL_NONE, rec_at[44], rec_at[50], FILL_OLD_LAP };
+  check_kill ("direct: the file holds part of the record before a large one "
+              "past moved (a move killed), the large one whole, then records "
+              "in the ring", &k);
+
+  k = (struct kill) { rec_at[14], TAIL_ZEROES, rec_at[14], rec_at[17], FILL_GARBAGE };
+  check_kill ("direct: the last record a large one in the file only", &k);
+
+  /* 2: a large record cut short in the file (its write killed), zeroes
+   * after it: the log ends before it, though records in the ring (and
+   * record 17, whole in the file) follow it. */
+  static unsigned char zeroes[DIRECT_LENGTH];
+  uint64_t cut = rec_at[16] + large / 2;
+  k = (struct kill) { rec_at[8], TAIL_ZEROES, rec_at[8], rec_at[19], FILL_GARBAGE };
+  write_killed_log (&k);
+  write_ring (&k, header.run_id);
+  put_log_bytes (cut, zeroes, rec_at[17] - cut);
+  int rc = wtlog_ring_recover (log_path, err, sizeof err);
+  tap_ok (rc == 1 && log_is_original (16, false),
+          "direct: a large record cut short in the file stops the recovery "
+          "before it, after the large record and the ring's records before it "
+          "(16 records, the log cut there): %s", err);
+
+  /* The same at moved: nothing to put in, so the log is left as it is,
+   * torn at that record, and the ring removed (as any record cut short
+   * above moved; this one passes without the file's fallback too). */
+  k = (struct kill) { rec_at[16], TAIL_ZEROES, rec_at[16], rec_at[19], FILL_GARBAGE };
+  write_killed_log (&k);
+  write_ring (&k, header.run_id);
+  put_log_bytes (cut, zeroes, rec_at[17] - cut);
+  size_t was_len;
+  unsigned char *was = slurp (log_path, &was_len);
+  rc = wtlog_ring_recover (log_path, err, sizeof err);
+  size_t len;
+  unsigned char *now = slurp (log_path, &len);
+  struct wtlog_status st;
+  int n;
+  bool seq_ok;
+  read_back (&st, &n, &seq_ok);
+  tap_ok (rc == 0 && was && now && len == was_len && memcmp (now, was, len) == 0
+          && n == 16 && seq_ok && st.torn && st.bad_offset == rec_at[16]
+          && !ring_exists (),
+          "direct: a large record at moved cut short: the log left as it is, "
+          "16 records, torn at byte %" PRIu64 ", the ring removed: %s",
+          st.bad_offset, st.error);
+  free (was);
+  free (now);
+
+  /* 3: where record 16 is due, the file holds record 40 (whole, CRC and
+   * all, of the same size): its seq is not the next one, not taken. */
+  k = (struct kill) { rec_at[8], TAIL_ZEROES, rec_at[8], rec_at[19], FILL_GARBAGE };
+  write_killed_log (&k);
+  write_ring (&k, header.run_id);
+  put_log_bytes (rec_at[16], log_bytes + rec_at[40], large);
+  rc = wtlog_ring_recover (log_path, err, sizeof err);
+  tap_ok (rc == 1 && log_is_original (16, false),
+          "direct: a large record in the file with a seq from further on is "
+          "not taken (16 records): %s", err);
+
+  /* The same record with seq 17 and its CRC made to match is taken, and
+   * the ring's records after it: the check above stopped at the seq. */
+  unsigned char *other = malloc (large);
+  if (!other)
+    die ("malloc");
+  memcpy (other, log_bytes + rec_at[40], large);
+  wt_put64 (other + 24, 17);
+  wt_put32 (other + 4, wtlog_record_crc (other, large));
+  write_killed_log (&k);
+  write_ring (&k, header.run_id);
+  put_log_bytes (rec_at[16], other, large);
+  rc = wtlog_ring_recover (log_path, err, sizeof err);
+  read_back (&st, &n, &seq_ok);
+  now = slurp (log_path, &len);
+  tap_ok (rc == 1 && n == 19 && seq_ok && st.last_seq == 19 && !st.torn
+          && now && len == rec_at[19] && memcmp (now + rec_at[16], other, large) == 0
+          && memcmp (now, log_bytes, rec_at[16]) == 0
+          && memcmp (now + rec_at[17], log_bytes + rec_at[17], rec_at[19] - rec_at[17]) == 0
+          && !ring_exists (),
+          "direct: that record with the next seq and its CRC is taken, and "
+          "the ring's records after it (%d records): %s", n, err);
+  free (now);
+  free (other);
+}
+
 int
 main (void)
 {
@@ -694,7 +911,7 @@ main (void)
           && strcmp (rp + strlen (log_path), ".ring") == 0,
           "the ring's path is the log's with .ring: %s", rp);
   free (rp);
-  make_log ();
+  make_log (false);
   tap_ok (log_len > 4 * RING_SIZE, "the log (%zu bytes) is several laps of the "
           "%u-byte ring", log_len, RING_SIZE);
 
@@ -704,6 +921,7 @@ main (void)
   test_refused ();
   test_log_not_writable ();
   test_reader_open ();
+  test_direct ();
 
   unlink (log_path);
   unlink (ring_path);
