@@ -1,11 +1,14 @@
-/* writes.wtlog from many threads.  A record goes first into the ring, a
- * fixed file beside the log (LOG.ring, doc/formats.md) mapped shared into
+/* writes.wtlog from many threads.  A record under 64 KiB goes first into
+ * the ring, a fixed file beside the log (LOG.ring, doc/formats.md) mapped
+ * shared into
  * memory: every thread copies its own record there in parallel, without a
  * system call, and a record is "in the log" once its bytes are in that
  * mapping: they are then in the page cache, which outlives nbdkit exactly
  * as a write(2) would.  A mover (a thread, or a request that needs room or
  * a flush) then copies the ring's bytes to their place in the log file,
- * with O_DIRECT where the file system has it, in large blocks.
+ * with O_DIRECT where the file system has it, in large blocks.  A larger
+ * record is written straight into the log with pwritev, and the mover
+ * steps over it.
  * Why a ring: a store into a new page of a mapping costs a page fault, a
  * zeroed page and the file system's page_mkwrite, several microseconds on
  * the machines measured (doc/design.md, "Measuring speed"), and a log
@@ -60,9 +63,9 @@
 /* Records from this size on are written straight into the log with
  * pwritev (wtp_log_copy_direct); smaller ones go through the ring. */
 #define WTP_LOG_DIRECT_MIN (64u << 10)
-/* The ring's size.  Larger rings measured slower here, not faster: 4 KiB
- * random data=on writes against nbdkit file, paired rounds, 0.85x with
- * 64 MiB, about 0.75x with 16 or 136 MiB (doc/design.md). */
+/* The ring's size.  Other sizes measured slower here: 4 KiB random data=on
+ * writes against nbdkit file, paired rounds, 0.85x with 64 MiB, about
+ * 0.75x with 16 or 32 MiB, 0.57x-0.80x with 136 MiB (doc/design.md). */
 #define WTP_LOG_RING_SIZE (UINT64_C (64) << 20)
 /* The smallest ring, on a file system without room for the full one: it
  * holds a few of the records that go through it (less than
@@ -84,6 +87,7 @@
 
 static struct {
   int fd;                       /* the log: header, allocation, sync, close */
+  bool owned;                   /* emptied and written by this plugin */
   int dfd;                      /* the log again, O_DIRECT if it can be: moves */
   char *path;
   uint64_t start_monotonic_ns;
@@ -92,6 +96,7 @@ static struct {
   /* The ring: its header page, then ring_size bytes mapped twice in a row,
    * so that a record that wraps around the end is contiguous in memory. */
   int ring_fd;
+  bool ring_locked;             /* this plugin holds the ring's flock */
   char *ring_path;
   unsigned char *ring_base;     /* the header page */
   unsigned char *ring;          /* ring_size * 2 bytes of addresses */
@@ -257,6 +262,7 @@ wtp_log_create_ring (const struct wtlog_header *h)
                   wtp_log.ring_path, wtp_log.path);
     return -1;
   }
+  wtp_log.ring_locked = true;
   int err = wtp_log_allocate_ring (&rh.ring_size);
   if (err) {
     errno = err;
@@ -290,11 +296,19 @@ wtp_log_create (const char *path, const struct wtlog_header *h)
     nbdkit_error ("strdup: %m");
     return -1;
   }
-  wtp_log.fd = open (path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  wtp_log.fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (wtp_log.fd == -1) {
     nbdkit_error ("open: log: %s: %m", path);
     return -1;
   }
+  /* Emptied only once the ring's lock says no other nbdkit writes it. */
+  if (wtp_log_create_ring (h) == -1)
+    return -1;
+  if (ftruncate (wtp_log.fd, 0) == -1) {
+    nbdkit_error ("truncate: log: %s: %m", path);
+    return -1;
+  }
+  wtp_log.owned = true;
   wtlog_header_encode (h, buf);
   if (wt_pwrite_full (wtp_log.fd, buf, sizeof buf, 0) == -1) {
     nbdkit_error ("write: log header: %s: %m", path);
@@ -309,7 +323,7 @@ wtp_log_create (const char *path, const struct wtlog_header *h)
     return -1;
   }
   wtp_log_open_direct (path);
-  return wtp_log_create_ring (h);
+  return 0;
 }
 
 bool
@@ -899,8 +913,9 @@ wtp_log_stop_threads (void)
   }
 }
 
-/* Unmaps and closes the ring; removes it only once the log holds all it
- * held (a ring left behind completes the log when it is next read). */
+/* Unmaps and closes the ring; removes it only if it is this plugin's and
+ * the log holds all it held (a ring left behind completes the log when it
+ * is next read). */
 static void
 wtp_log_close_ring (bool all_moved)
 {
@@ -909,7 +924,7 @@ wtp_log_close_ring (bool all_moved)
     wtp_log.ring_base = wtp_log.ring = NULL;
   }
   if (wtp_log.ring_fd >= 0) {
-    if (all_moved && unlink (wtp_log.ring_path) == -1)
+    if (wtp_log.ring_locked && all_moved && unlink (wtp_log.ring_path) == -1)
       nbdkit_error ("unlink: log ring: %s: %m", wtp_log.ring_path);
     close (wtp_log.ring_fd);
     wtp_log.ring_fd = -1;
@@ -924,9 +939,8 @@ wtp_log_close (void)
   /* nbdkit does not promise to call .cleanup: the threads must not outlive
    * the mappings they work on. */
   wtp_log_stop_threads ();
-  bool all_moved = false;
-  if (wtp_log.ring && wtp_log.fd >= 0)
-    all_moved = wtp_log_move () == 0;
+  /* A ring whose log this plugin never wrote holds nothing. */
+  bool all_moved = !wtp_log.owned || wtp_log_move () == 0;
   if (wtp_log.map) {
     munmap ((void *) wtp_log.map, wtp_log.window);
     wtp_log.map = NULL;
@@ -934,6 +948,11 @@ wtp_log_close (void)
   if (wtp_log.dfd >= 0 && wtp_log.dfd != wtp_log.fd)
     close (wtp_log.dfd);
   wtp_log.dfd = -1;
+  if (wtp_log.fd >= 0 && !wtp_log.owned) {
+    /* Another nbdkit's log (its ring was locked): not ours to touch. */
+    close (wtp_log.fd);
+    wtp_log.fd = -1;
+  }
   if (wtp_log.fd >= 0) {
     /* Cut off the space allocated ahead: the file ends with its last
      * record. */

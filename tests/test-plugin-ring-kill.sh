@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 require_tools nbdkit nbdsh cmp jq
 require_built "$PLUGIN" "$WTRACK"
-plan 9
+plan 10
 
 sock=$T/nbd.sock
 log=$T/writes.wtlog
@@ -55,6 +55,12 @@ for _ in $(seq 1 300); do
   [ "$( { wc -l <"$T/acked.txt"; } 2>/dev/null || echo 0)" -ge 150 ] && break
   sleep 0.05
 done
+# A second nbdkit given the same log refuses to start (the ring is
+# locked), and leaves the log alone: the replay below needs all of it.
+cp "$T/base.img" "$T/other.img"
+timeout 20 nbdkit -f -U "$T/other.sock" "$PLUGIN" "$T/other.img" log="$log" \
+  data=on 2>"$T/other.err"
+other_status=$?
 kill -KILL "$(cat "$T/wt.pid")"
 wait "$writer"
 rm -f "$T/wt.pid"
@@ -63,6 +69,10 @@ diag "$nacked writes acknowledged before SIGKILL"
 check "the client saw writes acknowledged before the kill" test "$nacked" -ge 150
 check "the client saw the server die before finishing" test "$nacked" -lt 512
 check "the killed plugin left its ring beside the log" test -f "$log.ring"
+diag_file "$T/other.err" 2
+check "a second nbdkit on the same log failed to start, saying why" \
+  eval 'test "$other_status" -ne 0 && test "$other_status" -ne 124 &&
+        grep -q "another nbdkit" "$T/other.err"'
 
 # What the log file holds without the ring, read from a copy of it alone.
 cp "$log" "$T/alone.wtlog"
