@@ -153,23 +153,6 @@ ring_read_header (struct ring_recovery *rc)
   return 0;
 }
 
-/* The log's own header, for its run_id and exports. */
-static int
-ring_read_log_header (struct ring_recovery *rc)
-{
-  unsigned char buf[WTLOG_HEADER_SIZE];
-  char why[200];
-  ssize_t got = wt_pread_full (rc->log_fd, buf, sizeof buf, 0);
-  if (got < 0)
-    return ring_log_fail (rc, "read");
-  if (got < WTLOG_HEADER_SIZE)
-    return ring_fail (rc->err, rc->errlen, "%s: truncated header: %zd of %d bytes",
-                      rc->log_path, got, WTLOG_HEADER_SIZE);
-  if (wtlog_header_decode (buf, &rc->log, why, sizeof why) == -1)
-    return ring_fail (rc->err, rc->errlen, "%s: %s", rc->log_path, why);
-  return 0;
-}
-
 static void
 ring_hex_id (const uint8_t id[16], char out[33])
 {
@@ -193,13 +176,14 @@ ring_check_run (struct ring_recovery *rc)
                     rc->log_path, log_id);
 }
 
-/* Where the log's good records end and their last seq, read as the file
- * holds them (wtlog_reader_open would recover again: recursion). */
+/* The log's header (for its run_id and exports), and where its good
+ * records end and their last seq, read as the file holds them
+ * (wtlog_reader_open would recover again: recursion). */
 static int
 ring_scan_log (struct ring_recovery *rc)
 {
   struct wtlog_record rec;
-  struct wtlog_reader *r = wtlog_reader_open_plain (rc->log_path, NULL,
+  struct wtlog_reader *r = wtlog_reader_open_plain (rc->log_path, &rc->log,
                                                     rc->err, rc->errlen);
   if (!r)
     return -1;
@@ -432,8 +416,7 @@ static int
 ring_recover_locked (struct ring_recovery *rc)
 {
   if (ring_read_header (rc) == -1 || ring_open_log (rc) == -1
-      || ring_read_log_header (rc) == -1 || ring_check_run (rc) == -1
-      || ring_scan_log (rc) == -1)
+      || ring_scan_log (rc) == -1 || ring_check_run (rc) == -1)
     return -1;
   if (!rc->closed
       && (ring_copy_records (rc) == -1 || ring_cut_log (rc) == -1))
