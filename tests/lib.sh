@@ -123,6 +123,21 @@ kill_pidfile () {
   kill_pid "$(cat "$1")" "${2:-TERM}"
 }
 
+# kill_nbdkit_after_acks NAME ACKED N WRITER: once the file ACKED holds N
+# lines (a client's acknowledged requests; 15 s at most), kills nbdkit NAME
+# (start_nbdkit's) with SIGKILL while the client WRITER (a pid) has more
+# requests in flight, then waits for the client to see the server die.
+kill_nbdkit_after_acks () {
+  local name=$1 acked=$2 want=$3 writer=$4
+  for _ in $(seq 1 300); do
+    [ "$( { wc -l <"$acked"; } 2>/dev/null || echo 0)" -ge "$want" ] && break
+    sleep 0.05
+  done
+  kill -KILL "$(cat "$T/$name.pid")"
+  wait "$writer"
+  rm -f "$T/$name.pid"
+}
+
 # kill_pidfiles DIR: kill_pidfile on every DIR/*.pid.
 kill_pidfiles () {
   local f st=0

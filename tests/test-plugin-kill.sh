@@ -50,13 +50,7 @@ EOF
 writer=$!
 on_exit kill_pid "$writer"
 # Kill once a good number of writes were acknowledged, while more are queued.
-for _ in $(seq 1 300); do
-  [ "$( { wc -l <"$T/acked.txt"; } 2>/dev/null || echo 0)" -ge 2000 ] && break
-  sleep 0.05
-done
-kill -KILL "$(cat "$T/wt.pid")"
-wait "$writer"
-rm -f "$T/wt.pid"
+kill_nbdkit_after_acks wt "$T/acked.txt" 2000 "$writer"
 nacked=$(wc -l <"$T/acked.txt")
 diag "$nacked writes acknowledged before SIGKILL"
 check "the client saw writes acknowledged before the kill" test "$nacked" -ge 2000

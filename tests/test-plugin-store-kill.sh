@@ -51,13 +51,7 @@ PY
   2>"$T/writer.err" &
 writer=$!
 on_exit kill_pid "$writer"
-for _ in $(seq 1 300); do
-  [ "$( { wc -l <"$T/acked.txt"; } 2>/dev/null || echo 0)" -ge 1500 ] && break
-  sleep 0.05
-done
-kill -KILL "$(cat "$T/wt.pid")"
-wait "$writer"
-rm -f "$T/wt.pid"
+kill_nbdkit_after_acks wt "$T/acked.txt" 1500 "$writer"
 nacked=$(wc -l <"$T/acked.txt")
 diag "$nacked requests acknowledged before SIGKILL"
 check "the client saw requests acknowledged before the kill" test "$nacked" -ge 1500
