@@ -442,6 +442,19 @@ unchanged (struct snapshot *s)
   return same;
 }
 
+/* Whether the log file is now byte for byte was (was_len bytes, from
+ * slurp, freed here). */
+static bool
+log_is (unsigned char *was, size_t was_len)
+{
+  size_t len;
+  unsigned char *now = slurp (log_path, &len);
+  bool same = was && now && len == was_len && memcmp (now, was, len) == 0;
+  free (was);
+  free (now);
+  return same;
+}
+
 /* The ordinary kills: where the log file ends, where moved is, how much
  * the ring holds, and what else is in it. */
 static void
@@ -614,19 +627,15 @@ test_nothing_to_add (void)
     unsigned char *was = slurp (log_path, &was_len);
     write_ring (&k, header.run_id);
     rc = wtlog_ring_recover (log_path, err, sizeof err);
-    size_t len;
-    unsigned char *now = slurp (log_path, &len);
+    bool same = log_is (was, was_len);
     struct wtlog_status st;
     int n;
     bool seq_ok;
     read_back (&st, &n, &seq_ok);
-    tap_ok (rc == 0 && was && now && len == was_len && memcmp (now, was, len) == 0
-            && n == 20 && st.torn && st.bad_offset == rec_at[20] && !ring_exists (),
+    tap_ok (rc == 0 && same && n == 20 && st.torn && st.bad_offset == rec_at[20] && !ring_exists (),
             "%s, the ring adding nothing: the log is left as it is (torn at "
             "byte %" PRIu64 "), the ring removed: %s", torn[i].what,
             st.bad_offset, st.error);
-    free (was);
-    free (now);
   }
 
   /* A closed log: the ring is stale, the log is whole. */
@@ -848,20 +857,16 @@ test_direct (void)
   size_t was_len;
   unsigned char *was = slurp (log_path, &was_len);
   rc = wtlog_ring_recover (log_path, err, sizeof err);
-  size_t len;
-  unsigned char *now = slurp (log_path, &len);
+  bool same = log_is (was, was_len);
   struct wtlog_status st;
   int n;
   bool seq_ok;
   read_back (&st, &n, &seq_ok);
-  tap_ok (rc == 0 && was && now && len == was_len && memcmp (now, was, len) == 0
-          && n == 16 && seq_ok && st.torn && st.bad_offset == rec_at[16]
+  tap_ok (rc == 0 && same && n == 16 && seq_ok && st.torn && st.bad_offset == rec_at[16]
           && !ring_exists (),
           "direct: a large record at moved cut short: the log left as it is, "
           "16 records, torn at byte %" PRIu64 ", the ring removed: %s",
           st.bad_offset, st.error);
-  free (was);
-  free (now);
 
   /* 3: where record 16 is due, the file holds record 40 (whole, CRC and
    * all, of the same size): its seq is not the next one, not taken. */
@@ -887,7 +892,8 @@ test_direct (void)
   put_log_bytes (rec_at[16], other, large);
   rc = wtlog_ring_recover (log_path, err, sizeof err);
   read_back (&st, &n, &seq_ok);
-  now = slurp (log_path, &len);
+  size_t len;
+  unsigned char *now = slurp (log_path, &len);
   tap_ok (rc == 1 && n == 19 && seq_ok && st.last_seq == 19 && !st.torn
           && now && len == rec_at[19] && memcmp (now + rec_at[16], other, large) == 0
           && memcmp (now, log_bytes, rec_at[16]) == 0
