@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 require_tools nbdkit fio jq numfmt qemu-storage-daemon
 require_built "$PLUGIN" "$WTRACK" "$TOP/tests/tools/mkbigrun" "$TOP/tests/tools/mkworstrun"
-plan 6
+plan 7
 
 sections=$("$TOP/scripts/bench" --help | sed -n 's/.*--sections LIST.*(default: all: \(.*\))$/\1/p')
 check "--help names the default sections ($sections)" [ -n "$sections" ]
@@ -24,6 +24,13 @@ else
 fi
 check "the plugin section reports the hashes-only 4 KiB ratio" \
   grep -Eq '^(PASS|MISS) plugin hashes-only 4k random write IOPS' "$T/report"
+# The control row, and its ratio beside the 4 KiB verdict.
+reports_control () {
+  grep -q '^nbdkit file (control) ' "$T/report" &&
+    grep -Eq '^(PASS|MISS) plugin hashes-only 4k .*\[control nbdkit file [0-9.]+x, [0-9.]+-[0-9.]+\]$' "$T/report"
+}
+check "the plugin section runs nbdkit file against itself as a control, shown beside the verdict" \
+  reports_control
 check "the check section reports both checker targets" \
   test "$(grep -Ec '^(PASS|MISS) check ' "$T/report")" = 2
 check "the check-worst section reports the worst-case channel target" \
