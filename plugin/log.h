@@ -1,8 +1,10 @@
 /* The plugin's side of writes.wtlog: positions reserved under a mutex, each
  * record copied by its own thread into a shared mapping of the ring file
- * beside the log (LOG.ring), a "copied up to" watermark that lets a request
- * be acknowledged only once its record and every record before it are
- * there, and a mover that copies the ring's bytes into the log file. */
+ * beside the log (LOG.ring; a small record in the reservation itself when
+ * nothing before it is still being copied), a "copied up to" watermark that
+ * lets a request be acknowledged only once its record and every record
+ * before it are there, and a mover that copies the ring's bytes into the
+ * log file. */
 #ifndef WTP_LOG_H
 #define WTP_LOG_H
 
@@ -43,9 +45,15 @@ bool wtp_log_is_broken (void);
  * errno EIO when the log is broken, or the allocation's error (ENOSPC, ...),
  * which breaks it. */
 int wtp_log_reserve (struct wtp_slot *slot, struct wtlog_record *rec);
+/* wtp_log_reserve, and for a small record, when no record before it is
+ * still being copied, its copy too, in the same pass over the mutex; the
+ * record is then under the watermark and wtp_log_commit() returns at once.
+ * hashes and data are the record's, as wtp_log_commit() takes them. */
+int wtp_log_reserve_copy (struct wtp_slot *slot, struct wtlog_record *rec,
+                          const uint64_t *hashes, const void *data);
 /* Copies the record to its slot and waits until every record before it is
- * copied too.  Cannot fail: the slot's space was allocated by the
- * reservation. */
+ * copied too; nothing when the reservation copied it.  Cannot fail: the
+ * slot's space was allocated by the reservation. */
 void wtp_log_commit (struct wtp_slot *slot, struct wtlog_record *rec,
                      const uint64_t *hashes, const void *data);
 /* wtp_log_commit in two steps, for a request that must do something

@@ -733,7 +733,10 @@ wtp_write_recorded (struct wtp_handle *h, const char *buf, uint64_t count,
       free (hashes);
     return 0;
   }
-  int reserved = wtp_log_reserve (&slot, &rec);
+  /* With the log as the store, the index is updated between the copy and
+   * the range lock's release: the copy cannot happen in the reservation. */
+  int reserved = store && !err ? wtp_log_reserve (&slot, &rec)
+    : wtp_log_reserve_copy (&slot, &rec, hashes, buf);
   int r;
   if (reserved == 0 && store && !err)
     r = wtp_finish_stored (exp, &range, &slot, &rec, hashes, buf, &spare, fua);
@@ -872,7 +875,8 @@ wtp_zero_recorded (struct wtp_handle *h, uint16_t type, uint16_t rflags,
     .conn = h->conn, .err = err, .t_start = t_start, .t_end = wtp_log_now (),
     .offset = offset, .length = count,
   };
-  int reserved = wtp_log_reserve (&slot, &rec);
+  int reserved = store ? wtp_log_reserve (&slot, &rec)
+    : wtp_log_reserve_copy (&slot, &rec, NULL, NULL);
   int r;
   if (reserved == 0 && store)
     r = wtp_finish_stored (exp, &range, &slot, &rec, NULL, NULL, &spare, fua);
