@@ -606,9 +606,10 @@ wtp_log_add_hole (uint64_t size)
   return 0;
 }
 
-/* Called with the mutex held: takes the record's seq and size bytes of the
- * log for slot, allocating the file's space.  0, or -1 with errno after
- * breaking the log (the mutex still held). */
+/* Called with the mutex held, which it may let go of while it waits for
+ * room in the ring: takes the record's seq and size bytes of the log for
+ * slot, allocating the file's space.  0, or -1 with errno: EIO when the log
+ * is broken, else the error that broke it. */
 static int
 wtp_log_take (struct wtp_slot *slot, struct wtlog_record *rec, uint64_t size)
 {
@@ -775,7 +776,6 @@ wtp_log_reserve_copy (struct wtp_slot *slot, struct wtlog_record *rec,
   pthread_mutex_unlock (&wtp_log.lock);
   return r;
 }
-
 
 void
 wtp_log_wait (struct wtp_slot *slot)
