@@ -81,22 +81,9 @@ wt_pread_full (int fd, void *buf, size_t len, uint64_t off)
 ssize_t
 wt_pwrite_full (int fd, const void *buf, size_t len, uint64_t off)
 {
-  /* pwrite, not a one-buffer pwritev: the kernel has no iovec to copy in,
-   * and the plugin writes the image through here on every request. */
-  size_t done = 0;
-  while (done < len) {
-    ssize_t n = pwrite (fd, (const char *) buf + done, len - done,
-                        (off_t) (off + done));
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0)
-      return -1;
-    if (n == 0) {               /* a file that takes nothing is full */
-      errno = ENOSPC;
-      return -1;
-    }
-    done += (size_t) n;
-  }
+  struct iovec iov = { (void *) buf, len };
+  if (wt_pwritev_full (fd, &iov, 1, &off) == -1)
+    return -1;
   return (ssize_t) len;
 }
 
@@ -123,7 +110,11 @@ wt_pwritev_full (int fd, struct iovec *iov, int n, uint64_t *pos)
   /* Empty buffers first: a request that is all empty is done, not full. */
   n = wt_iov_advance (&iov, n, 0);
   while (n > 0) {
-    ssize_t r = pwritev (fd, iov, n, (off_t) *pos);
+    /* One buffer left goes by pwrite: the kernel has no iovec to copy in,
+     * and the plugin writes the image this way on every request. */
+    ssize_t r = n == 1
+      ? pwrite (fd, iov->iov_base, iov->iov_len, (off_t) *pos)
+      : pwritev (fd, iov, n, (off_t) *pos);
     if (r < 0 && errno == EINTR)
       continue;
     if (r < 0)

@@ -662,19 +662,6 @@ wtp_log_enqueue (struct wtp_slot *slot)
   wtp_log.tail = slot;
 }
 
-int
-wtp_log_reserve (struct wtp_slot *slot, struct wtlog_record *rec)
-{
-  uint64_t size = wtlog_record_size (rec->type, rec->flags, rec->offset,
-                                     rec->length);
-  pthread_mutex_lock (&wtp_log.lock);
-  int r = wtp_log_take (slot, rec, size);
-  if (r == 0)
-    wtp_log_enqueue (slot);
-  pthread_mutex_unlock (&wtp_log.lock);
-  return r;
-}
-
 /* Writes a large record straight to its place in the file with pwritev.
  * Its space is allocated: a failure (EIO) is the file system's, as a store
  * into a mapping that raises SIGBUS; nbdkit stops here too, so that nothing
@@ -763,18 +750,34 @@ wtp_log_copy_now (struct wtp_slot *slot, struct wtlog_record *rec,
   return true;
 }
 
-int
-wtp_log_reserve_copy (struct wtp_slot *slot, struct wtlog_record *rec,
-                      const uint64_t *hashes, const void *data)
+/* One pass over the mutex: the reservation, and the copy too when
+ * may_copy and wtp_log_copy_now can. */
+static int
+wtp_log_reserve_in_pass (struct wtp_slot *slot, struct wtlog_record *rec,
+                         const uint64_t *hashes, const void *data,
+                         bool may_copy)
 {
   uint64_t size = wtlog_record_size (rec->type, rec->flags, rec->offset,
                                      rec->length);
   pthread_mutex_lock (&wtp_log.lock);
   int r = wtp_log_take (slot, rec, size);
-  if (r == 0 && !wtp_log_copy_now (slot, rec, hashes, data))
+  if (r == 0 && !(may_copy && wtp_log_copy_now (slot, rec, hashes, data)))
     wtp_log_enqueue (slot);
   pthread_mutex_unlock (&wtp_log.lock);
   return r;
+}
+
+int
+wtp_log_reserve (struct wtp_slot *slot, struct wtlog_record *rec)
+{
+  return wtp_log_reserve_in_pass (slot, rec, NULL, NULL, false);
+}
+
+int
+wtp_log_reserve_copy (struct wtp_slot *slot, struct wtlog_record *rec,
+                      const uint64_t *hashes, const void *data)
+{
+  return wtp_log_reserve_in_pass (slot, rec, hashes, data, true);
 }
 
 void
