@@ -59,11 +59,14 @@ static struct wtp_export wtp_channel = {
 static char *wtp_log_path;
 static char *wtp_faults_path;
 static bool wtp_data;
+static bool wtp_stage = true;           /* stage=on (the default) */
 static int64_t wtp_channel_size = -1;   /* -1: the channel file's own size */
 static bool wtp_ready;                  /* the log exists */
-/* data=on without faults: the log is the store.  The disk's writes go only
- * into the log and the index says where each range's bytes are; the image
- * keeps its content from the start until the unload applies the log. */
+/* stage=on without faults: the log is the store.  The disk's writes go only
+ * into the log, with their bytes, and the index says where each range's
+ * bytes are; the image keeps its content from the start until the unload
+ * applies the log.  With data=off the unload then strips the bytes from the
+ * log, which ends as a hashes-only log. */
 static bool wtp_store_mode;
 static struct wtp_index wtp_index;  /* with the log as the store */
 static uint32_t wtp_last_conn;
@@ -76,6 +79,15 @@ static bool
 wtp_is_store (const struct wtp_export *e)
 {
   return e == &wtp_disk && wtp_store_mode;
+}
+
+/* WTLOG_F_DATA when e's writes carry their bytes in the log: with data=on,
+ * and while the log is e's store (whatever data says: the strip at unload
+ * takes them out again with data=off). */
+static uint16_t
+wtp_data_flag (const struct wtp_export *e)
+{
+  return wtp_data || wtp_is_store (e) ? WTLOG_F_DATA : 0;
 }
 
 struct wtp_handle {
@@ -144,6 +156,15 @@ wtp_config (const char *key, const char *value)
     wtp_data = on;
     return 0;
   }
+  if (strcmp (key, "stage") == 0) {
+    int on = nbdkit_parse_bool (value);
+    if (on == -1) {
+      nbdkit_error ("stage: %s: expected on or off", value);
+      return -1;
+    }
+    wtp_stage = on;
+    return 0;
+  }
   nbdkit_error ("unknown parameter: %s (see nbdkit wtrack --help)", key);
   return -1;
 }
@@ -169,7 +190,10 @@ wtp_config_complete (void)
 #define wtp_config_help \
   "[file=]DISK.IMG      (required) the disk image, the export \"\"\n" \
   "log=WRITES.WTLOG     (required) the write log, created (truncated)\n" \
-  "data=on|off          store write payloads in the log (default off)\n" \
+  "data=on|off          keep write payloads in the log (default off)\n" \
+  "stage=on|off         the log holds the writes while served, the image\n" \
+  "                     is written at unload (default on); off: written as\n" \
+  "                     requests come\n" \
   "channel=FILE         serve FILE as the export \"channel\"\n" \
   "channel-size=SIZE    create or extend FILE to SIZE (sparse)\n" \
   "fault=KIND:SEL...    inject faults: KIND vanish, lie, tear or eio;\n" \
@@ -206,9 +230,11 @@ wtp_open_disk (void)
 static void
 wtp_choose_store_mode (void)
 {
-  wtp_store_mode = wtp_data && wtp_disk.writable && !wtp_faults_any ();
+  wtp_store_mode = wtp_stage && wtp_disk.writable && !wtp_faults_any ();
   nbdkit_debug ("disk: %s", wtp_store_mode
-                ? "the log is the store: the image is written at unload"
+                ? (wtp_data ? "the log is the store: the image is written at unload"
+                   : "the log is the store: the image is written at unload, "
+                     "then the payloads leave the log")
                 : "the image is written as requests come");
 }
 
@@ -255,7 +281,8 @@ wtp_get_ready (void)
     return -1;
   }
   wtlog_header_init (&h, wtp_disk.size, wtp_channel.path ? wtp_channel.size : 0,
-                     wtp_data, "nbdkit-wtrack-plugin " WTP_VERSION);
+                     wtp_data || wtp_store_mode,
+                     "nbdkit-wtrack-plugin " WTP_VERSION);
   if (wtp_store_mode)
     h.flags |= WTLOG_H_STORE;
   if (wtp_log_create (wtp_log_path, &h) == -1)
@@ -345,6 +372,21 @@ wtp_apply_store (void)
   return ok;
 }
 
+/* data=off with the log as the store: the image now holds every write, so
+ * the bytes leave the log.  When the strip fails the log keeps them (a
+ * data=on log, closed and whole): nothing is lost, only space. */
+static void
+wtp_strip_store (void)
+{
+  char err[512];
+  uint64_t started = wtp_log_now ();
+  if (wtlog_strip_data (wtp_log_path, err, sizeof err) == -1)
+    nbdkit_error ("strip: the payloads stay in the log: %s", err);
+  else
+    nbdkit_debug ("strip: the payloads left %s in %.3f s", wtp_log_path,
+                  (double) (wtp_log_now () - started) / 1e9);
+}
+
 /* The final CLOSE (conn 0) marks the log complete; with the log as the
  * store it is written only once the image holds the log's writes, so a
  * closed log always means disk.img is the disk after the run. */
@@ -363,6 +405,8 @@ wtp_unload (void)
   wtp_export_close (&wtp_disk);
   wtp_export_close (&wtp_channel);
   wtp_log_close ();
+  if (wtp_store_mode && !wtp_data && wtp_ready && applied)
+    wtp_strip_store ();
   wtp_faults_close ();
   free (wtp_disk.path);
   free (wtp_channel.path);
@@ -719,7 +763,7 @@ wtp_write_recorded (struct wtp_handle *h, const char *buf, uint64_t count,
   struct wtlog_record rec = {
     .type = exp->write_type, .conn = h->conn, .t_start = t_start,
     .t_end = wtp_log_now (), .offset = offset, .length = count,
-    .flags = (fua ? WTLOG_F_FUA : 0) | (wtp_data ? WTLOG_F_DATA : 0),
+    .flags = (fua ? WTLOG_F_FUA : 0) | wtp_data_flag (exp),
   };
   if (err) {
     rec.flags = (rec.flags & WTLOG_F_FUA) | WTLOG_F_FAILED;
@@ -785,7 +829,7 @@ wtp_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
   /* nbdkit passes at most 64 MiB, whose record fits; a larger write could
    * not be logged, so it must not reach the image either. */
   if (!wtlog_record_size_ok (wtlog_record_size (h->exp->write_type,
-                                                wtp_data ? WTLOG_F_DATA : 0,
+                                                wtp_data_flag (h->exp),
                                                 offset, count)))
     return wtp_refuse (h, h->exp->write_type, fua, count, offset, t_start,
                        EINVAL);
