@@ -677,15 +677,15 @@ wtlog_strip_records (struct wtlog_reader *r, struct wtlog_writer *w,
       return wtlog_fail (err, errlen, "write: %s: %m", tmp);
     if (rec.seq != seq)
       return wtlog_fail (err, errlen, "%s: record at byte %" PRIu64
-                               " has seq %" PRIu64 ", expected %" PRIu64,
-                               path, rec.log_offset, seq, rec.seq);
+                         " has seq %" PRIu64 ", expected %" PRIu64,
+                         path, rec.log_offset, seq, rec.seq);
   }
   const struct wtlog_status *st = wtlog_reader_status (r);
   if (next == -1)
-    return wtlog_fail (err, errlen, "%s: %s", path, st->error);
+    return wtlog_fail (err, errlen, "%s", st->error);
   if (!st->closed)
     return wtlog_fail (err, errlen, "%s: not closed (no final CLOSE "
-                             "record): the payloads are its only copy", path);
+                       "record): the payloads are its only copy", path);
   return 0;
 }
 

@@ -186,10 +186,9 @@ int wtlog_reader_next (struct wtlog_reader *r, struct wtlog_record *rec);
 const struct wtlog_status *wtlog_reader_status (const struct wtlog_reader *r);
 void wtlog_reader_close (struct wtlog_reader *r);
 
-/* Rewrites the closed log at path without payloads: every
- * record as it was (seq, times, hashes) with WTLOG_F_DATA cleared, the
- * header's DATA and STORE flags cleared, written to PATH.strip and renamed
- * over path.  Returns 0, or -1 with err set and the log as it was (a log
+/* Rewrites the closed log at path without payloads: every record as it
+ * was (seq, times, hashes) with WTLOG_F_DATA cleared, the header's DATA
+ * and STORE flags cleared, written to PATH.strip and renamed over path.  Returns 0, or -1 with err set and the log as it was (a log
  * not closed is refused: its payloads may be the only copy of the disk). */
 int wtlog_strip_data (const char *path, char *err, size_t errlen);
 

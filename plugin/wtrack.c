@@ -81,13 +81,14 @@ wtp_is_store (const struct wtp_export *e)
   return e == &wtp_disk && wtp_store_mode;
 }
 
-/* WTLOG_F_DATA when e's writes carry their bytes in the log: with data=on,
- * and while the log is e's store (whatever data says: the strip at unload
- * takes them out again with data=off). */
+/* WTLOG_F_DATA when writes carry their bytes in the log: with data=on, and
+ * while the log is the disk's store (whatever data says: the strip at
+ * unload takes them out again with data=off).  The channel's writes follow
+ * the disk's, so that every record obeys the header's DATA flag. */
 static uint16_t
-wtp_data_flag (const struct wtp_export *e)
+wtp_data_flag (void)
 {
-  return wtp_data || wtp_is_store (e) ? WTLOG_F_DATA : 0;
+  return wtp_data || wtp_store_mode ? WTLOG_F_DATA : 0;
 }
 
 struct wtp_handle {
@@ -394,18 +395,21 @@ static void
 wtp_unload (void)
 {
   bool applied = !wtp_store_mode || (wtp_ready && wtp_apply_store ());
+  bool closed = false;
   wtp_index_free (&wtp_index);
   if (wtp_ready && applied && !wtp_log_is_broken ()) {
     uint64_t now = wtp_log_now ();
     struct wtlog_record rec = { .type = WTLOG_CLOSE, .t_start = now,
                                 .t_end = now };
-    if (wtp_log_append (&rec, NULL, NULL) == -1)
+    closed = wtp_log_append (&rec, NULL, NULL) == 0;
+    if (!closed)
       nbdkit_error ("write: log: final close record: %m");
   }
   wtp_export_close (&wtp_disk);
   wtp_export_close (&wtp_channel);
   wtp_log_close ();
-  if (wtp_store_mode && !wtp_data && wtp_ready && applied)
+  /* Only a closed log: an unclosed one's bytes are the disk's only copy. */
+  if (wtp_store_mode && !wtp_data && closed)
     wtp_strip_store ();
   wtp_faults_close ();
   free (wtp_disk.path);
@@ -763,7 +767,7 @@ wtp_write_recorded (struct wtp_handle *h, const char *buf, uint64_t count,
   struct wtlog_record rec = {
     .type = exp->write_type, .conn = h->conn, .t_start = t_start,
     .t_end = wtp_log_now (), .offset = offset, .length = count,
-    .flags = (fua ? WTLOG_F_FUA : 0) | wtp_data_flag (exp),
+    .flags = (fua ? WTLOG_F_FUA : 0) | wtp_data_flag (),
   };
   if (err) {
     rec.flags = (rec.flags & WTLOG_F_FUA) | WTLOG_F_FAILED;
@@ -829,7 +833,7 @@ wtp_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
   /* nbdkit passes at most 64 MiB, whose record fits; a larger write could
    * not be logged, so it must not reach the image either. */
   if (!wtlog_record_size_ok (wtlog_record_size (h->exp->write_type,
-                                                wtp_data_flag (h->exp),
+                                                wtp_data_flag (),
                                                 offset, count)))
     return wtp_refuse (h, h->exp->write_type, fua, count, offset, t_start,
                        EINVAL);

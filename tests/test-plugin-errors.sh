@@ -5,7 +5,7 @@
 require_tools nbdkit qemu-io nbdsh jq cmp mount umount timeout
 require_built "$PLUGIN" "$WTRACK"
 [ "$(id -u)" = 0 ] || skip_all "needs root to mount the small tmpfs file systems"
-plan 27
+plan 28
 
 # nbdkit_fails NAME WANT ARGS...: nbdkit must refuse to start, with a message
 # containing WANT.
@@ -104,6 +104,8 @@ check "channel-size without channel" nbdkit_fails nochan "channel-size given wit
   "$T/disk.img" log="$T/x.wtlog" channel-size=1M
 check "data=maybe" nbdkit_fails data "data: maybe: expected on or off" \
   "$T/disk.img" log="$T/x.wtlog" data=maybe
+check "stage=sometimes" nbdkit_fails stage "stage: sometimes: expected on or off" \
+  "$T/disk.img" log="$T/x.wtlog" stage=sometimes
 check "no log=" nbdkit_fails nolog "no log: give log=" "$T/disk.img"
 check "a disk image that does not exist" nbdkit_fails nodisk "$T/nosuch.img" \
   "$T/nosuch.img" log="$T/x.wtlog"

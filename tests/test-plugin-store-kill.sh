@@ -1,19 +1,44 @@
 #!/bin/bash
-# data=on, the log as the store, nbdkit killed with SIGKILL in the middle of
-# parallel writes and zeroes: the image is still the disk as it was at the
-# start, `wtrack check` and `wtrack verify` say how to get the disk after the
-# run, and `wtrack replay` of the log gives every write and zero the client
-# saw acknowledged.
+# The log as the store (stage=on, the default), with data=on and with
+# data=off alike, nbdkit killed with SIGKILL in the middle of parallel
+# writes and zeroes: the image is still the disk as it was at the start,
+# `wtrack check` and `wtrack verify` say how to get the disk after the run,
+# and `wtrack replay` of the log gives every write and zero the client saw
+# acknowledged (with data=off too: the payloads leave the log only at a
+# clean unload).  With stage=off (and data=off) the image itself holds
+# every acknowledged write and zero.
 . "$(dirname "$0")/lib.sh"
-require_tools nbdkit nbdsh cmp
+require_tools nbdkit nbdsh cmp jq
 require_built "$PLUGIN" "$WTRACK"
-plan 8
+plan 20
 
+# acked_in IMAGE: every acknowledged write and zero is in IMAGE.
+acked_in () {
+  /usr/bin/python3 -c '
+import sys
+img = open(sys.argv[1], "rb")
+bad = 0
+for line in open(sys.argv[2]):
+    n = int(line)
+    img.seek(n * 4096)
+    want = bytes(4096) if n % 8 == 7 else n.to_bytes(4, "little") * 1024
+    if img.read(4096) != want:
+        bad += 1
+print("# %d acknowledged requests missing from %s" % (bad, sys.argv[1]), file=sys.stderr)
+sys.exit(bad != 0)
+' "$1" "$T/acked.txt"
+}
+
+# kill_run DATA STAGE: the whole story with data=DATA stage=STAGE.
+kill_run () {
+local data=$1 stage=$2
+diag "data=$data stage=$stage"
 sock=$T/nbd.sock
 log=$T/writes.wtlog
+rm -f "$T"/*.img "$log" "$T/acked.txt" "$sock"
 head -c 32M /dev/urandom >"$T/base.img"
 cp "$T/base.img" "$T/disk.img"
-start_nbdkit wt "$sock" "$PLUGIN" "$T/disk.img" log="$log" data=on
+start_nbdkit wt "$sock" "$PLUGIN" "$T/disk.img" log="$log" data="$data" stage="$stage"
 
 # Two connections, 16 requests in flight each, every request to its own
 # 4 KiB slot: a write with content derived from its number, or (one in 8)
@@ -57,6 +82,12 @@ diag "$nacked requests acknowledged before SIGKILL"
 check "the client saw requests acknowledged before the kill" test "$nacked" -ge 1500
 check "the client saw the server die before finishing" test "$nacked" -lt 8192
 
+if [ "$stage" = off ]; then
+  check "stage=off: every acknowledged write and zero is in the image" acked_in "$T/disk.img"
+  check "stage=off: the log holds no bytes (header flags none)" \
+    test "$("$WTRACK" dump --json "$log" 2>/dev/null | jq -c 'select(.header) | .header.flags')" = '[]'
+  return
+fi
 check "the killed plugin left the image as it was at the start" \
   cmp "$T/disk.img" "$T/base.img"
 "$WTRACK" verify "$log" "$T/disk.img" >/dev/null 2>"$T/verify.err"
@@ -72,17 +103,10 @@ check "wtrack check says the same (exit 2)" \
 "$WTRACK" replay "$log" --base "$T/disk.img" --out "$T/replayed.img" 2>"$T/replay.err"
 check "wtrack replay applies the log up to its end" test -s "$T/replayed.img"
 check "every acknowledged write and zero is in the replayed image" \
-  /usr/bin/python3 -c '
-import sys
-img = open(sys.argv[1], "rb")
-bad = 0
-for line in open(sys.argv[2]):
-    n = int(line)
-    img.seek(n * 4096)
-    want = bytes(4096) if n % 8 == 7 else n.to_bytes(4, "little") * 1024
-    if img.read(4096) != want:
-        bad += 1
-print("# %d acknowledged requests missing from the replay" % bad, file=sys.stderr)
-sys.exit(bad != 0)
-' "$T/replayed.img" "$T/acked.txt"
+  acked_in "$T/replayed.img"
+}
+
+kill_run on on
+kill_run off on
+kill_run off off
 done_testing

@@ -306,7 +306,7 @@ wtc_store_log_applied (const char *log, const char *image, GError **error)
   g_autofree char *qimage = g_shell_quote (image);
   g_autofree char *replayed = g_strconcat (image, ".replayed", NULL);
   g_autofree char *qreplayed = g_shell_quote (replayed);
-  g_set_error (error, WTC_ERROR, 0, "%s: recorded with the log as the store (data=on) "
+  g_set_error (error, WTC_ERROR, 0, "%s: recorded with the log as the store (stage=on) "
                "and not closed: nbdkit stopped before it applied the log, so %s is "
                "the disk as it was at the start of the run (or partly updated); make "
                "the disk after the run with: wtrack replay %s --base %s --out %s, "
