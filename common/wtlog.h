@@ -188,8 +188,11 @@ void wtlog_reader_close (struct wtlog_reader *r);
 
 /* Rewrites the closed log at path without payloads: every record as it
  * was (seq, times, hashes) with WTLOG_F_DATA cleared, the header's DATA
- * and STORE flags cleared, written to PATH.strip and renamed over path.  Returns 0, or -1 with err set and the log as it was (a log
- * not closed is refused: its payloads may be the only copy of the disk). */
+ * and STORE flags cleared, written to PATH.strip and renamed over path.
+ * Returns 0, or -1 with err set and the log as it was (a log not closed is
+ * refused: its payloads may be the only copy of the disk).  No ring is
+ * looked at (wtlog_reader_open_plain): a log whose ring still holds
+ * records lacks its final CLOSE, and is refused. */
 int wtlog_strip_data (const char *path, char *err, size_t errlen);
 
 #endif
