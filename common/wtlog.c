@@ -660,6 +660,18 @@ wtlog_sync_dir_of (const char *path)
   return r;
 }
 
+/* tmp, complete and durable, takes path's place, durably.  0, or -1 with
+ * err set. */
+static int
+wtlog_replace (const char *tmp, const char *path, char *err, size_t errlen)
+{
+  if (rename (tmp, path) == -1)
+    return wtlog_fail (err, errlen, "rename: %s to %s: %m", tmp, path);
+  if (wtlog_sync_dir_of (path) == -1)
+    return wtlog_fail (err, errlen, "fsync: the directory of %s: %m", path);
+  return 0;
+}
+
 /* Copies every record of r into w without its payload.  The writer numbers
  * records 1, 2, ... as the plugin did, so each keeps its seq: checked, as
  * the checker's reports cite records by seq. */
@@ -714,12 +726,8 @@ wtlog_strip_data (const char *path, char *err, size_t errlen)
     int closed = wtlog_writer_close (w);
     if (copied == 0 && closed == -1)
       wtlog_fail (err, errlen, "fdatasync: %s: %m", tmp);
-    else if (copied == 0 && rename (tmp, path) == -1)
-      wtlog_fail (err, errlen, "rename: %s to %s: %m", tmp, path);
-    else if (copied == 0 && wtlog_sync_dir_of (path) == -1)
-      wtlog_fail (err, errlen, "fsync: the directory of %s: %m", path);
     else if (copied == 0)
-      ret = 0;
+      ret = wtlog_replace (tmp, path, err, errlen);
     if (ret == -1)
       unlink (tmp);
   }

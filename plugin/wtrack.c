@@ -134,6 +134,18 @@ wtp_config_channel_size (const char *value)
 }
 
 static int
+wtp_config_bool (const char *key, const char *value, bool *out)
+{
+  int on = nbdkit_parse_bool (value);
+  if (on == -1) {
+    nbdkit_error ("%s: %s: expected on or off", key, value);
+    return -1;
+  }
+  *out = on;
+  return 0;
+}
+
+static int
 wtp_config (const char *key, const char *value)
 {
   if (strcmp (key, "file") == 0)
@@ -148,24 +160,10 @@ wtp_config (const char *key, const char *value)
     return wtp_config_channel_size (value);
   if (strcmp (key, "fault") == 0)
     return wtp_faults_add_rule (value);
-  if (strcmp (key, "data") == 0) {
-    int on = nbdkit_parse_bool (value);
-    if (on == -1) {
-      nbdkit_error ("data: %s: expected on or off", value);
-      return -1;
-    }
-    wtp_data = on;
-    return 0;
-  }
-  if (strcmp (key, "stage") == 0) {
-    int on = nbdkit_parse_bool (value);
-    if (on == -1) {
-      nbdkit_error ("stage: %s: expected on or off", value);
-      return -1;
-    }
-    wtp_stage = on;
-    return 0;
-  }
+  if (strcmp (key, "data") == 0)
+    return wtp_config_bool (key, value, &wtp_data);
+  if (strcmp (key, "stage") == 0)
+    return wtp_config_bool (key, value, &wtp_stage);
   nbdkit_error ("unknown parameter: %s (see nbdkit wtrack --help)", key);
   return -1;
 }
