@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+#include "le.h"
+
 #define WT_CRC32C_POLY 0x82f63b78u  /* reflected Castagnoli polynomial */
 
 static uint32_t wt_crc32c_table[8][256];
@@ -28,9 +30,8 @@ static uint32_t
 wt_crc32c_soft (uint32_t crc, const unsigned char *p, size_t len)
 {
   while (len >= 8) {
-    uint64_t w;
-    memcpy (&w, p, 8);
-    w ^= crc;
+    /* the table is for the bytes in stream order: little-endian words */
+    uint64_t w = wt_get64 (p) ^ crc;
     crc = wt_crc32c_table[7][w & 0xff] ^ wt_crc32c_table[6][(w >> 8) & 0xff]
       ^ wt_crc32c_table[5][(w >> 16) & 0xff] ^ wt_crc32c_table[4][(w >> 24) & 0xff]
       ^ wt_crc32c_table[3][(w >> 32) & 0xff] ^ wt_crc32c_table[2][(w >> 40) & 0xff]

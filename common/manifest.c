@@ -115,8 +115,10 @@ wtmf_buf_file (struct wtmf_buf *b, const struct wtmf_file *f)
     wt_put32 (p + 24, e->flags);
   }
   uint64_t n = wtmf_sectors_of (f->size);
-  wtmf_buf_bytes (b, f->hashes, 8 * n);
-  wtmf_buf_bytes (b, f->ops, 4 * n);
+  if ((p = wtmf_buf_grow (b, 8 * n)))
+    wt_put64_array (p, f->hashes, n);
+  if ((p = wtmf_buf_grow (b, wt_align8 (4 * n))))
+    wt_put32_array (p, f->ops, n);
 }
 
 void
@@ -276,8 +278,8 @@ wtmf_parse_file (struct wtmf_cursor *c, struct wtmf_file *f, uint32_t nops,
   f->ops = malloc (4 * f->nsectors + 4);
   if (!f->hashes || !f->ops)
     return wtmf_bad (c, at, "out of memory for %" PRIu64 " sectors", f->nsectors);
-  memcpy (f->hashes, h, 8 * f->nsectors);
-  memcpy (f->ops, o, 4 * f->nsectors);
+  wt_get64_array (f->hashes, h, f->nsectors);
+  wt_get32_array (f->ops, o, f->nsectors);
   /* Cold: the u32s are errnos, not op numbers. */
   return cold ? 0 : wtmf_check_sector_ops (c, f, ops_at, nops);
 }

@@ -211,6 +211,28 @@ wtlog_fixed_encode (const struct wtlog_record *rec,
   wt_put64 (fixed + 56, rec->length);
 }
 
+/* The hashes as the log stores them: little-endian.  On a little-endian
+ * host that is the caller's array itself; a big-endian host copies it,
+ * swapped, into a buffer of the calling thread, which the iovec points at
+ * until that thread's next encode. */
+static const void *
+wtlog_hashes_le (const uint64_t *hashes, uint64_t n)
+{
+  if (WT_HOST_LE)
+    return hashes;
+  static __thread unsigned char *buf;
+  static __thread uint64_t cap;
+  if (n > cap) {
+    unsigned char *nb = realloc (buf, 8 * n);
+    if (!nb)
+      return NULL;
+    buf = nb;
+    cap = n;
+  }
+  wt_put64_array (buf, hashes, n);
+  return buf;
+}
+
 int
 wtlog_encode (struct wtlog_record *rec, const uint64_t *hashes,
               const void *data, unsigned char fixed[WTLOG_FIXED_SIZE],
@@ -228,14 +250,20 @@ wtlog_encode (struct wtlog_record *rec, const uint64_t *hashes,
     ? wtlog_sectors_touched (rec->offset, rec->length) : 0;
   uint64_t nd = wtlog_has_data (rec->type, rec->flags) ? rec->length : 0;
   uint64_t unpadded = WTLOG_FIXED_SIZE + 8 * nh + nd;
+  const void *hashes_le = nh ? wtlog_hashes_le (hashes, nh) : NULL;
   int n = 0;
+
+  if (nh && !hashes_le) {
+    errno = ENOMEM;
+    return -1;
+  }
 
   rec->size = (uint32_t) size;
   rec->crc = 0;
   wtlog_fixed_encode (rec, fixed);
   iov[n++] = (struct iovec) { fixed, WTLOG_FIXED_SIZE };
   if (nh)
-    iov[n++] = (struct iovec) { (void *) hashes, 8 * nh };
+    iov[n++] = (struct iovec) { (void *) hashes_le, 8 * nh };
   if (nd)
     iov[n++] = (struct iovec) { (void *) data, nd };
   if (size > unpadded)
@@ -310,6 +338,19 @@ wtlog_writer_close (struct wtlog_writer *w)
     r = -1;
   free (w);
   return r;
+}
+
+/* A record's hashes, little-endian in the reader's buffer, as host-order
+ * values: in place (swapped once on a big-endian host; nothing reads the
+ * buffer's bytes of them again). */
+static const uint64_t *
+wtlog_hashes_host (unsigned char *p, uint64_t n)
+{
+  uint64_t *h = (uint64_t *) p;
+  if (!WT_HOST_LE)
+    for (uint64_t i = 0; i < n; i++)
+      h[i] = wt_le64 (h[i]);
+  return h;
 }
 
 /* Reader: a sliding buffer over the file, so memory stays bounded by the
@@ -608,7 +649,8 @@ wtlog_reader_next (struct wtlog_reader *r, struct wtlog_record *rec)
   rec->log_offset = at;
   rec->nhashes = wtlog_has_hashes (rec->type, rec->flags)
     ? wtlog_sectors_touched (rec->offset, rec->length) : 0;
-  rec->hashes = rec->nhashes ? (const uint64_t *) (p + WTLOG_FIXED_SIZE) : NULL;
+  rec->hashes = rec->nhashes
+    ? wtlog_hashes_host (r->buf + r->start + WTLOG_FIXED_SIZE, rec->nhashes) : NULL;
   rec->data = wtlog_has_data (rec->type, rec->flags)
     ? p + WTLOG_FIXED_SIZE + 8 * rec->nhashes : NULL;
   r->start += rec->size;

@@ -132,10 +132,14 @@ uint32_t wtlog_record_crc (const unsigned char *p, size_t size);
 
 /* Lay out rec (its size and crc are computed here) as up to 4 iovecs:
  * fixed part (encoded into fixed[]), hashes, data, zero padding.
- * hashes must hold wtlog_sectors_touched() entries when the record carries
- * hashes, data the request's bytes when it carries data. Returns iovcnt, or
- * -1 with errno EFBIG when the record would exceed WTLOG_MAX_RECORD_SIZE
- * (nothing is encoded then). */
+ * hashes must hold wtlog_sectors_touched() entries (in host order) when the
+ * record carries hashes, data the request's bytes when it carries data.
+ * The log stores the hashes little-endian: the iovec points at the caller's
+ * array on a little-endian host, and at a swapped copy in a buffer of the
+ * calling thread on a big-endian one (valid until its next encode).
+ * Returns iovcnt, or -1 with errno EFBIG when the record would exceed
+ * WTLOG_MAX_RECORD_SIZE (ENOMEM: no room for that copy; nothing is encoded
+ * then). */
 int wtlog_encode (struct wtlog_record *rec, const uint64_t *hashes,
                   const void *data, unsigned char fixed[WTLOG_FIXED_SIZE],
                   struct iovec iov[4]);

@@ -409,6 +409,7 @@ wtg_send_hello (struct wtg_run *run)
   wtg_kv (p, sizeof p, "kernel", "%s", u.release);
   wtg_kv (p, sizeof p, "kernel_version", "%s", u.version);
   wtg_kv (p, sizeof p, "machine", "%s", u.machine);
+  wtg_kv (p, sizeof p, "arch", "%s", WTG_ARCH);
   wtg_kv (p, sizeof p, "workload", "%s", run->opt->command);
   wtg_kv (p, sizeof p, "args", "%s", run->opt->args);
   wtg_kv (p, sizeof p, "seed", "%" PRIu64, run->opt->seed);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "guest.h"
+#include "le.h"
 
 uint64_t
 wtg_mix64 (uint64_t x)
@@ -69,12 +70,13 @@ wtg_fill_keyed (unsigned char *dst, uint64_t file_off, size_t len, uint64_t key)
   size_t i = 0;
   while (i < len) {
     uint64_t at = file_off + i;
-    uint64_t word = wtg_mix64 (key ^ (at / 8 * 0xd6e8feb86659fd93ull));
+    unsigned char word[8];      /* little-endian: the same bytes on any host */
+    wt_put64 (word, wtg_mix64 (key ^ (at / 8 * 0xd6e8feb86659fd93ull)));
     unsigned skip = (unsigned) (at % 8);
     size_t n = 8 - skip;
     if (n > len - i)
       n = len - i;
-    memcpy (dst + i, (unsigned char *) &word + skip, n);
+    memcpy (dst + i, word + skip, n);
     i += n;
   }
 }
