@@ -47,7 +47,11 @@ file == 4 {    # modules.alias: "alias NAME MODULE", the candidates in file orde
 	if (substr($2, 1, 7) == "crypto-" && (a in soft_wanted)) candidates[a] = candidates[a] " " m
 	next
 }
-file == 6 {    # modules.builtin.modinfo: what the built-in modules provide, by alias
+file == 6 {    # modules.builtin.modinfo: the built-in modules ("NAME.key=value"; some,
+	       # as s390x's virtio_ccw, are missing from modules.builtin) and what
+	       # they provide, by alias
+	n = $0; sub(/\..*/, "", n)
+	if (n != "") builtin[n] = 1
 	if (sub(/^[^.]*\.alias=/, "")) builtin_alias[$0] = 1
 	next
 }

@@ -55,6 +55,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (wtc_campaign, wtc_campaign_free)
 GPtrArray *wtc_campaign_cells (const struct wtc_campaign *c);
 void wtc_cell_free (struct wtc_cell *cell);
 
+/* The architecture of a kernel spec: ARCH of debian:R/ARCH[-FLAVOUR],
+ * else amd64 (debian:R, build: and bzImage paths). */
+char *wtc_kernel_arch (const char *spec);
+
 /* The plan file: one cell a line, tab-separated: id, kernel, fs, variant
  * ("-" for none), workload, seed, then the wtrack-run arguments. */
 bool wtc_plan_write (GPtrArray *cells, const char *path, GError **error);

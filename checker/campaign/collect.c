@@ -34,6 +34,7 @@ struct wtc_result {
   GPtrArray *verdict;   /* report.txt's verdict lines */
   GHashTable *timings;  /* phase -> double * */
   char *dir;            /* relative to the campaign folder */
+  guint64 page_size;    /* the guest's (report.json), 0: unknown */
 };
 
 /* One column of the grid: fs, variant and workload. */
@@ -147,6 +148,8 @@ wtc_read_result (const char *dir, const struct wtc_cell *cell, struct wtc_result
   g_autofree char *bad = g_key_file_get_value (kf, "cell", "bad_sectors", NULL);
   r->bad_sectors = bad ? g_ascii_strtoull (bad, NULL, 10) : 0;
   r->error = g_key_file_get_string (kf, "cell", "error", NULL);
+  g_autofree char *page = g_key_file_get_value (kf, "cell", "page_size", NULL);
+  r->page_size = page ? g_ascii_strtoull (page, NULL, 10) : 0;
   if (r->status == WTC_CELL_ERROR && !r->error)
     r->error = g_strdup_printf ("status %s", status ? status : "missing");
   wtc_read_group_numbers (kf, "classes", r, false);
@@ -354,6 +357,12 @@ wtc_write_json_cell (const struct wtc_result *r, FILE *out)
   fputs ("    {", out);
   wtc_json_kv (out, "id", cell->id, ", ");
   wtc_json_kv (out, "kernel", cell->kernel, ", ");
+  g_autofree char *arch = wtc_kernel_arch (cell->kernel);
+  wtc_json_kv (out, "arch", arch, ", ");
+  if (r->page_size)
+    fprintf (out, "\"page_size\": %" PRIu64 ", ", r->page_size);
+  else
+    fputs ("\"page_size\": null, ", out);
   wtc_json_kv (out, "fs", cell->fs, ", ");
   wtc_json_kv (out, "variant", cell->variant, ", ");
   wtc_json_kv (out, "workload", cell->workload, ", ");
@@ -411,6 +420,8 @@ wtc_write_json (struct wtc_collect *c, FILE *out)
       fputs (first ? "    {" : ",\n    {", out);
       first = false;
       wtc_json_kv (out, "kernel", g_ptr_array_index (c->rows, i), ", ");
+      g_autofree char *arch = wtc_kernel_arch (g_ptr_array_index (c->rows, i));
+      wtc_json_kv (out, "arch", arch, ", ");
       wtc_json_kv (out, "fs", col->fs, ", ");
       wtc_json_kv (out, "variant", col->variant, ", ");
       wtc_json_kv (out, "workload", col->workload, ", ");

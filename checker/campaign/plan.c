@@ -18,9 +18,12 @@
 static const char *const wtc_repeatable[] = { "plugin-opt", "sysctl", NULL };
 /* Set by the campaign itself for every cell. */
 static const char *const wtc_reserved[] = { "out", "kernel", "modules", "fs", "workload",
-                                            "seed", "help", NULL };
+                                            "seed", "arch", "help", NULL };
 static const char *const wtc_releases[] = { "bullseye", "bookworm", "bookworm-backports",
                                             "trixie", NULL };
+/* The architectures of scripts/arches; a debian: spec without one is the
+ * first, amd64. */
+static const char *const wtc_arches[] = { "amd64", "ppc64el", "arm64", "s390x", NULL };
 
 static bool
 wtc_in_list (const char *const *list, const char *s)
@@ -216,13 +219,69 @@ wtc_opts_set (GPtrArray *opts, const char *where, const char *key, const char *v
   return true;
 }
 
+/* debian:RELEASE[/ARCH[-SUFFIX]]: the release, the architecture (amd64
+ * when none is given) and the flavour's suffix (NULL: the architecture's
+ * own flavour; "64k" names linux-image-powerpc64le-64k). False for a spec
+ * of another kind. */
+static bool
+wtc_debian_spec (const char *spec, char **release, char **arch, char **suffix)
+{
+  if (!g_str_has_prefix (spec, "debian:"))
+    return false;
+  const char *rel = spec + 7, *slash = strchr (rel, '/');
+  *release = slash ? g_strndup (rel, slash - rel) : g_strdup (rel);
+  *suffix = NULL;
+  if (!slash) {
+    *arch = g_strdup (wtc_arches[0]);
+    return true;
+  }
+  const char *dash = strchr (slash + 1, '-');
+  *arch = dash ? g_strndup (slash + 1, dash - slash - 1) : g_strdup (slash + 1);
+  if (dash)
+    *suffix = g_strdup (dash + 1);
+  return true;
+}
+
+char *
+wtc_kernel_arch (const char *spec)
+{
+  g_autofree char *release = NULL, *suffix = NULL;
+  char *arch = NULL;
+  if (wtc_debian_spec (spec, &release, &arch, &suffix))
+    return arch;
+  return g_strdup (wtc_arches[0]);  /* build: and bzImage paths: the host's */
+}
+
+static bool
+wtc_valid_suffix (const char *s)
+{
+  if (!*s)
+    return false;
+  for (const char *p = s; *p; p++)
+    if (!g_ascii_islower (*p) && !g_ascii_isdigit (*p) && *p != '-')
+      return false;
+  return true;
+}
+
 static bool
 wtc_check_kernel (const char *where, const char *spec, GError **error)
 {
-  if (g_str_has_prefix (spec, "debian:")) {
-    if (!wtc_in_list (wtc_releases, spec + 7)) {
+  g_autofree char *release = NULL, *arch = NULL, *suffix = NULL;
+  if (wtc_debian_spec (spec, &release, &arch, &suffix)) {
+    if (!wtc_in_list (wtc_releases, release)) {
       g_set_error (error, WTC_ERROR, 0,
                    "%s: unknown Debian release in %s (bullseye, bookworm, bookworm-backports, trixie)",
+                   where, spec);
+      return false;
+    }
+    if (!wtc_in_list (wtc_arches, arch)) {
+      g_set_error (error, WTC_ERROR, 0,
+                   "%s: unknown architecture in %s (debian:RELEASE/ARCH[-FLAVOUR], ARCH one of "
+                   "amd64, ppc64el, arm64, s390x)", where, spec);
+      return false;
+    }
+    if (suffix && !wtc_valid_suffix (suffix)) {
+      g_set_error (error, WTC_ERROR, 0, "%s: bad flavour in %s (lower-case letters, digits, '-')",
                    where, spec);
       return false;
     }
@@ -367,9 +426,19 @@ wtc_campaign_load (const char *path, const struct wtc_campaign_axes *axes, GErro
     g_set_error (error, WTC_ERROR, 0, "%s: kernels, fs and workloads need a value each", where);
     return NULL;
   }
-  for (guint i = 0; i < c->kernels->len; i++)
-    if (!wtc_check_kernel (w_k, g_ptr_array_index (c->kernels, i), error))
+  for (guint i = 0; i < c->kernels->len; i++) {
+    char **spec = (char **) &g_ptr_array_index (c->kernels, i);
+    if (!wtc_check_kernel (w_k, *spec, error))
       return NULL;
+    /* debian:R/amd64 is debian:R: one kernel, one id */
+    g_autofree char *plain = g_strdup_printf ("/%s", wtc_arches[0]);
+    if (g_str_has_prefix (*spec, "debian:") && g_str_has_suffix (*spec, plain))
+      (*spec)[strlen (*spec) - strlen (plain)] = '\0';
+  }
+  for (guint i = 0; i < c->kernels->len; i++)
+    for (guint j = i + 1; j < c->kernels->len; j++)
+      if (strcmp (g_ptr_array_index (c->kernels, i), g_ptr_array_index (c->kernels, j)) == 0)
+        g_ptr_array_remove_index (c->kernels, j--);
   if (!wtc_check_names (w_fs, c->fs, fs_names, error)
       || !wtc_check_names (w_wl, c->workloads, workload_names, error))
     return NULL;
@@ -390,13 +459,15 @@ wtc_campaign_load (const char *path, const struct wtc_campaign_axes *axes, GErro
   return g_steal_pointer (&c);
 }
 
-/* The kernel's part of a cell id: the release for debian:R, else a short
- * hash of the spec (paths and patch names can be long and hold anything). */
+/* The kernel's part of a cell id: the release for debian:R (amd64), R-ARCH
+ * or R-ARCH-FLAVOUR for another architecture's (debian:R/ARCH-FLAVOUR),
+ * else a short hash of the spec (paths and patch names can be long and
+ * hold anything). */
 static char *
 wtc_kernel_slug (const char *spec)
 {
   if (g_str_has_prefix (spec, "debian:"))
-    return g_strdup (spec + 7);
+    return g_strdelimit (g_strdup (spec + 7), "/", '-');
   g_autofree char *sum = g_compute_checksum_for_string (G_CHECKSUM_SHA256, spec, -1);
   if (g_str_has_prefix (spec, "build:"))
     return g_strdup_printf ("build-%.8s", sum);
@@ -462,6 +533,11 @@ wtc_cell_new (const struct wtc_campaign *c, const char *kernel, const char *fs,
   g_ptr_array_add (cell->args, g_strdup (workload));
   g_ptr_array_add (cell->args, g_strdup ("--seed"));
   g_ptr_array_add (cell->args, g_strdup_printf ("%" PRIu64, seed));
+  g_autofree char *arch = wtc_kernel_arch (kernel);
+  if (strcmp (arch, wtc_arches[0]) != 0) {
+    g_ptr_array_add (cell->args, g_strdup ("--arch"));
+    g_ptr_array_add (cell->args, g_strdup (arch));
+  }
   g_autoptr (GPtrArray) opts = wtc_merged_opts (c, v);
   wtc_args_add_opts (cell->args, opts);
   return cell;

@@ -80,7 +80,9 @@
       el("span", { id: "verdict", class: "verdict " + (data.inputs_complete ? data.verdict : "incomplete"), text: v })]);
     app.appendChild(h1);
     var rows = [
-      ["kernel", g.kernel], ["file system", g.fs], ["workload", g.workload], ["seed", g.seed],
+      ["kernel", g.kernel],
+      ["architecture", (g.arch || "?") + (g.page_size ? ", " + fmtBytes(g.page_size) + " pages" : "")],
+      ["file system", g.fs], ["workload", g.workload], ["seed", g.seed],
       ["guest result", "status " + (g.status === null ? "?" : g.status) +
         (g.readback ? ", read-back " + g.readback : "") +
         (g.readback_bad_sectors && g.readback_bad_sectors !== "0" ? " (" + g.readback_bad_sectors + " bad sectors)" : "") +
@@ -661,8 +663,16 @@
     var table = el("table", { id: "grid", class: "grid" });
     table.appendChild(el("tr", {}, [el("th", { text: "kernel" })].concat(cols.map(function (k) { return el("th", { text: colLabel[k] }); }))));
     var failing = [];
+    /* each kernel's architecture, and its guests' page size when a cell
+     * reported one */
+    function kernelLabel(kernel) {
+      var g = S.grid.filter(function (x) { return x.kernel === kernel; })[0];
+      var sized = S.cells.filter(function (c) { return c.kernel === kernel && c.page_size; })[0];
+      var arch = g && g.arch ? g.arch : "?";
+      return kernel + " (" + arch + (sized ? ", " + fmtBytes(sized.page_size) + " pages" : "") + ")";
+    }
     rows.forEach(function (kernel, i) {
-      var tr = el("tr", {}, [el("th", { text: kernel })]);
+      var tr = el("tr", {}, [el("th", { class: "kernel", "data-arch": (S.grid.filter(function (x) { return x.kernel === kernel; })[0] || {}).arch || "", text: kernelLabel(kernel) })]);
       cols.forEach(function (k, j) {
         var g = S.grid.filter(function (x) { return x.kernel === kernel && colKey(x) === k; })[0];
         if (!g) { tr.appendChild(el("td", { class: "empty" })); return; }

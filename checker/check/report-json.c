@@ -148,7 +148,7 @@ wtc_json_file (const struct wtc_check *c, uint32_t fi, FILE *out)
 static void
 wtc_json_inputs (const struct wtc_check *c, FILE *out)
 {
-  static const char *const hello_keys[] = { "kernel", "fs", "workload", "seed" };
+  static const char *const hello_keys[] = { "kernel", "arch", "fs", "workload", "seed" };
   static const char *const result_keys[] = { "status", "readback", "readback_bad_sectors", "error" };
   fputs ("  \"guest\": {", out);
   for (size_t i = 0; i < G_N_ELEMENTS (hello_keys); i++) {
@@ -164,6 +164,13 @@ wtc_json_inputs (const struct wtc_check *c, FILE *out)
   const char *pc = wtc_page_cache_verdict (c);
   fputs (", ", out);
   wtc_json_kv_str (out, "page_cache", pc);
+  /* a number: the guest's page is what says how many blocks share one */
+  g_autofree char *page = wtc_hello_value (c, "page_size");
+  guint64 page_size;
+  if (page && g_ascii_string_to_unsigned (page, 10, 1, G_MAXUINT32, &page_size, NULL))
+    fprintf (out, ", \"page_size\": %" G_GUINT64_FORMAT, page_size);
+  else
+    fputs (", \"page_size\": null", out);
   fputs ("},\n  \"log\": {", out);
   fprintf (out, "\"records\": %" PRIu64 ", \"end\": \"%s\"", c->log_status.records,
            !c->log_read ? "unread" : c->log_status.torn ? "torn"

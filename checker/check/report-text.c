@@ -32,8 +32,14 @@ wtc_text_inputs (const struct wtc_check *c, FILE *out)
   g_autofree char *readback = wtc_text_value (c, WTCH_RESULT, "readback");
   g_autofree char *rb_bad = wtc_text_value (c, WTCH_RESULT, "readback_bad_sectors");
   g_autofree char *gerr = wtc_text_value (c, WTCH_RESULT, "error");
-  fprintf (out, "# guest: kernel %s, fs %s, workload %s\n", kernel ? kernel : "?",
-           fs ? fs : "?", workload ? workload : "?");
+  g_autofree char *arch = wtc_text_value (c, WTCH_HELLO, "arch");
+  g_autofree char *page = wtc_text_value (c, WTCH_HELLO, "page_size");
+  g_autofree char *machine = arch || page
+    ? g_strdup_printf (" (%s%s%s%s)", arch ? arch : "", arch && page ? ", " : "",
+                       page ? page : "", page ? "-byte pages" : "")
+    : g_strdup ("");
+  fprintf (out, "# guest: kernel %s%s, fs %s, workload %s\n", kernel ? kernel : "?",
+           machine, fs ? fs : "?", workload ? workload : "?");
   fprintf (out, "# guest result: status %s, read-back %s%s%s%s\n",
            status ? status : "? (no RESULT)", readback ? readback : "?",
            rb_bad ? " (" : "", rb_bad ? rb_bad : "", rb_bad ? " bad sectors)" : "");
