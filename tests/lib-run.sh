@@ -6,9 +6,15 @@
 #                                            less) unless cold_runs=yes
 #   check_run_facts NAME                     the run's RESULT, manifest and
 #                                            marks hold up (5 test points)
+#   check_fault_run NAME CLASS               a run with injected faults: the
+#                                            report names exactly the sectors
+#                                            the ground truth predicts, in
+#                                            CLASS (5 test points)
 
 require_tools qemu-system-x86_64 nbdkit mkfs.ext4 cpio busybox
-require_built "$PLUGIN" "$WTRACK" "$GUEST" "$TOP/tests/tools/runfacts"
+require_tools /usr/bin/python3
+FAULTSET=$TOP/tests/tools/faultset
+require_built "$PLUGIN" "$WTRACK" "$GUEST" "$TOP/tests/tools/runfacts" "$FAULTSET"
 
 run_status=0
 run_secs=0
@@ -64,4 +70,74 @@ check_run_dir () {
   done
   if [ -z "$missing" ]; then ok "$name: the run directory is complete"
   else not_ok "$name: the run directory lacks$missing"; fi
+}
+
+# Compares run NAME's report.json with faultset's prediction; writes
+# key=value facts to $T/NAME.cmp: predicted, reported, precision, recall,
+# classes (the distinct classes reported), and for the page view
+# pages_match (every bad page's bad_mask and text name exactly the
+# predicted sectors of that page) and partial_pages (pages with some but
+# not all of their sectors bad).
+compare_faults () {
+  local name=$1
+  "$FAULTSET" "$T/$name" "$T/$name/faults.txt" >"$T/$name.predicted" 2>"$T/$name.faultset.err" \
+    || sed 's/^/#   faultset: /' "$T/$name.faultset.err" >&2
+  /usr/bin/python3 - "$T/$name/report.json" "$T/$name.predicted" >"$T/$name.cmp" <<'PY'
+import json, re, sys
+report = json.load(open(sys.argv[1]))
+predicted = set(tuple(l.split()) for l in open(sys.argv[2]) if l.strip())
+reported, classes, pages_ok, partial = set(), set(), True, 0
+by_page = {}
+for p, fs, ds in predicted:
+    by_page.setdefault((p, int(fs) // 8), set()).add(int(fs) % 8)
+for f in report["files"]:
+    for r in f["runs"]:
+        classes.add(r["class"])
+        for i in range(r["sectors"]):
+            ds = "-" if r["disk_sector"] is None else str(r["disk_sector"] + i)
+            reported.add((f["path"], str(r["file_offset"] // 512 + i), ds))
+    for pg in f["pages"]:
+        want = by_page.get((f["path"], pg["page"]), set())
+        got = {i for i in range(8) if pg["bad_mask"] >> i & 1}
+        named = set()
+        for m in re.finditer(r"sectors? ([0-9,-]+) of \d+ ", pg["text"]):
+            for part in m.group(1).split(","):
+                a, _, b = part.partition("-")
+                named.update(range(int(a), int(b or a) + 1))
+        if got != want or named != want:
+            pages_ok = False
+            print("# page %d of %s: predicted %s, bad_mask %s, text %r"
+                  % (pg["page"], f["path"], sorted(want), sorted(got), pg["text"]), file=sys.stderr)
+        if 0 < len(got) < 8:
+            partial += 1
+both = len(reported & predicted)
+for s in sorted(predicted - reported)[:10]:
+    print("# predicted, not reported: %s" % " ".join(s), file=sys.stderr)
+for s in sorted(reported - predicted)[:10]:
+    print("# reported, not predicted: %s" % " ".join(s), file=sys.stderr)
+print("predicted=%d" % len(predicted))
+print("reported=%d" % len(reported))
+print("precision=%g" % (both / len(reported) if reported else 0))
+print("recall=%g" % (both / len(predicted) if predicted else 0))
+print("classes=%s" % ",".join(sorted(classes)))
+print("pages_match=%s" % ("yes" if pages_ok else "no"))
+print("partial_pages=%d" % partial)
+PY
+  diag "$name: $(grep -E '^(predicted|reported|precision|recall|partial_pages)=' "$T/$name.cmp" | tr '\n' ' ')"
+}
+fact () { sed -n "s/^$2=//p" "$T/$1.cmp"; }
+
+# The five checks every fault run gets.
+check_fault_run () {
+  local name=$1 class=$2
+  check "$name: wtrack-run exits 1 (damage found)" [ "$run_status" = 1 ]
+  compare_faults "$name"
+  check "$name: the ground truth predicts damaged file sectors (the test is not vacuous)" \
+    [ "$(fact "$name" predicted)" -gt 0 ]
+  echo "# precision=$(fact "$name" precision) recall=$(fact "$name" recall)"
+  check "$name: the report's bad sectors are exactly the predicted ones (precision=1 recall=1)" \
+    [ "$(fact "$name" precision)" = 1 -a "$(fact "$name" recall)" = 1 ]
+  check "$name: every bad sector is classed $class" [ "$(fact "$name" classes)" = "$class" ]
+  check "$name: report.txt's verdict line says so" \
+    grep -Eq "^/data/[^:]+: [0-9]+ sectors? $class in [0-9]+ pages?" "$T/$name/report.txt"
 }
