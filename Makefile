@@ -86,6 +86,9 @@ install: all
 	install -m 755 checker/wtrack $(DESTDIR)$(PREFIX)/bin/wtrack
 	install -m 755 plugin/nbdkit-wtrack-plugin.so $(DESTDIR)$(NBDKIT_PLUGINDIR)/
 	install -m 755 guest/wtrack-guest guest/init $(DESTDIR)$(PREFIX)/lib/wtrack/
+	for a in $(GUEST_ARCHES); do \
+	  install -D -m 755 guest/$$a/wtrack-guest $(DESTDIR)$(PREFIX)/lib/wtrack/$$a/wtrack-guest || exit 1; \
+	done
 ifneq ($(PLUGIN_MAN),)
 	install -d $(DESTDIR)$(MANDIR)/man1
 	install -m 644 $(PLUGIN_MAN) $(DESTDIR)$(MANDIR)/man1/

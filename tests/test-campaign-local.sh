@@ -12,7 +12,7 @@ set -euo pipefail
 require_tools qemu-system-x86_64 nbdkit mkfs.ext4 mkfs.xfs jq python3 apt-get dpkg-deb depmod setsid \
   chromium timeout
 require_built "$WTRACK" "$PLUGIN" "$GUEST"
-plan 37
+plan 42
 
 C=$TOP/scripts/wtrack-campaign
 AGREE=$TOP/tests/tools/campaign-agree.py
@@ -46,6 +46,17 @@ check "expand: an unknown filesystem is bad usage (exit 4), named" \
   [ "$rc" = 4 -a -n "$(grep zfs "$T/bad.err")" ]
 rc=0; "$C" run "$T/a.ini" 2>/dev/null || rc=$?
 check "run without --out: exit 4" [ "$rc" = 4 ]
+# other architectures' kernels: their ids and --arch; debian:R/amd64 is debian:R
+"$C" expand --kernels 'debian:bookworm debian:bookworm/ppc64el debian:trixie/ppc64el-64k debian:bookworm/amd64' \
+  >"$T/arch.plan"
+check "expand: debian:R/ARCH[-FLAVOUR] ids say R-ARCH[-FLAVOUR]; debian:bookworm/amd64 is debian:bookworm" \
+  [ "$(cut -d' ' -f1 "$T/arch.plan" | tr '\n' ' ')" \
+    = "bookworm.ext4.linus2006.s1 bookworm-ppc64el.ext4.linus2006.s1 trixie-ppc64el-64k.ext4.linus2006.s1 " ]
+check "expand: another architecture's cells run with --arch, amd64's without" \
+  [ "$(grep -c "'--arch' 'ppc64el'" "$T/arch.plan")" = 2 -a "$(grep -c -- "--arch" "$T/arch.plan")" = 2 ]
+rc=0; "$C" expand --kernels 'debian:bookworm/sparc' 2>"$T/bad.err" >/dev/null || rc=$?
+check "expand: an unknown architecture is bad usage (exit 4), named" \
+  [ "$rc" = 4 -a -n "$(grep 'unknown architecture in debian:bookworm/sparc' "$T/bad.err")" ]
 
 # ---- the campaign, killed half way, then resumed ------------------------
 out=$T/camp
@@ -94,6 +105,9 @@ check "every kernel row is there: bookworm and bullseye" \
   [ "$(grep -c -E '^debian:(bookworm|bullseye) ' "$out/summary.txt")" = 2 ]
 check "bullseye's cells ran a 5.10 kernel" \
   grep -q 'kernel_path=.*/vmlinuz-5\.10\.' "$out/cells/bullseye.ext4.clean.linus2006.s1/cell.ini"
+check "summary.json: every cell and grid entry says arch amd64; cells their guests' 4096-byte pages" \
+  [ "$(jq -r '[.cells[] | "\(.arch) \(.page_size)"] + [.grid[] | .arch] | unique | join(",")' "$out/summary.json")" \
+    = "amd64,amd64 4096" ]
 
 # ---- the same campaign with a lossy variant: only the new cells run -----
 rc=0
@@ -120,6 +134,8 @@ DBUS_SESSION_BUS_ADDRESS=disabled: timeout 120 chromium --headless --disable-gpu
   --dump-dom "file://$out/summary.html" >"$T/summary.dom" 2>"$T/chrome.err" || true
 check "summary.html renders in Chromium without a console message" \
   eval "grep -q 'data-rendered=\"yes\"' '$T/summary.dom' && ! grep -hE ':CONSOLE|Uncaught' '$T/chrome.err' >&2"
+check "summary.html: each kernel row names its architecture and page size" \
+  [ "$(grep -o '<th class="kernel" data-arch="amd64">debian:[a-z]* (amd64, 4.0 KiB pages)</th>' "$T/summary.dom" | wc -l)" = 2 ]
 check "summary.html: one coloured grid cell per grid entry" \
   [ "$(grep -o 'class="gcell"' "$T/summary.dom" | wc -l)" = "$(jq '.grid | length' "$out/summary.json")" ]
 links_ok () {

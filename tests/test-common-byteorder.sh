@@ -20,7 +20,7 @@ for a in "${arches[@]}"; do
   arch_load "$a"
   rc=0
   "qemu-$arch_machine" "$TOP/tests/unit/$a/test-byteorder" >"$T/$a.tap" 2>&1 || rc=$?
-  sed 's/^/#   /' "$T/$a.tap" | grep -v '^#   ok ' >&2 || true
+  sed 's/^/#   /' "$T/$a.tap" | grep -v '^#   \(ok \|1\.\.\)' >&2 || true
   check "$a ($arch_order): test-byteorder exits 0 under qemu-$arch_machine" [ "$rc" = 0 ]
   planned=$(sed -n 's/^1\.\.//p' "$T/$a.tap")
   check "$a: all ${planned:-?} points pass" \

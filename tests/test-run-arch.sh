@@ -27,19 +27,22 @@ check "ppc: report.txt says so" grep -q '^# guest: kernel [^ ]*powerpc64le (ppc6
 check "ppc: the guest's disk requests were a page (64 KiB): max_request_kb raised from 4" \
   grep -q 'disk requests at most 64 KiB' "$T/ppc/console.log"
 
-# s390x, big-endian, with the cold pass: the cold guest on s390x reads the
-# run's channel (its manifest) and writes cold.bin, both read here.
-cold_runs=yes wtrack_run s390 --arch s390x --workload linus2006 --size 8M \
+# s390x, big-endian: a clean run with the cold pass (the cold guest on
+# s390x reads the run's channel, its manifest, and writes cold.bin, both
+# read here: a hash read in the wrong order would differ in every sector),
+# then vanished writes without it (a vanished metadata write can leave the
+# file unreadable after a reboot, which is not what this test asks).
+cold_runs=yes wtrack_run s390-clean --arch s390x --workload linus2006 --size 8M
+diag "s390x: $(jq -c .timings "$T/s390-clean/report.json" 2>/dev/null)"
+check "s390-clean: exit 0, clean" \
+  [ "$run_status" = 0 ] && [ "$(jq -r .verdict "$T/s390-clean/report.json")" = clean ]
+check "s390-clean: report.json says arch s390x, page_size 4096" [ "$(guest_facts s390-clean)" = "s390x 4096" ]
+check "s390-clean: the cold pass ran on the s390x kernel and read all 16384 sectors back as expected" \
+  [ "$(jq -r '"\(.cold.verdict) \(.cold.kernel) \(.cold.bad_sectors)"' "$T/s390-clean/report.json")" \
+    = "clean $(jq -r .guest.kernel "$T/s390-clean/report.json") 0" ]
+wtrack_run s390 --arch s390x --workload linus2006 --size 8M \
   --plugin-opt fault=vanish:p=0.01:seed=3
-diag "s390x: $(jq -c .timings "$T/s390/report.json" 2>/dev/null)"
 check_fault_run s390 lost
-check "s390: report.json says arch s390x, page_size 4096" [ "$(guest_facts s390)" = "s390x 4096" ]
-check "s390: the cold pass ran on the s390x kernel" \
-  [ "$(jq -r .cold.kernel "$T/s390/report.json")" = "$(jq -r .guest.kernel "$T/s390/report.json")" ]
-diag "s390 cold: $(jq -c '[.bad_sectors, .cold.bad_sectors, .cold.by_class]' "$T/s390/report.json")"
-check "s390: cold.bin's hashes agree with the warm check: the vanished sectors, and only they, read stale" \
-  [ "$(jq -r '"\(.cold.bad_sectors) \(.cold.by_class.stale)"' "$T/s390/report.json")" \
-    = "$(jq -r '"\(.bad_sectors) \(.bad_sectors)"' "$T/s390/report.json")" ]
 
 # ---- bad input: exit 4, nothing started --------------------------------
 
