@@ -28,13 +28,23 @@ arch_load () {
 }
 
 # arch_host: the architecture of this machine (the one whose machine is
-# uname -m), empty when it is not in the table
+# uname -m: bash's HOSTTYPE, no fork), empty when it is not in the table
 arch_host () {
-  local a machine rest m
-  m=$(uname -m)
+  local a machine rest m=${HOSTTYPE:-$(uname -m)}
   while read -r a machine rest; do
     case $a in ''|'#'*) continue ;; esac
     [ "$machine" = "$m" ] && { printf '%s\n' "$a"; return 0; }
+  done <"$TOP/scripts/arches"
+  return 1
+}
+
+# arch_of_qemu EMULATOR: the architecture QEMU's system emulator boots
+# (qemu-system-ppc64: ppc64el); 1 when none
+arch_of_qemu () {
+  local a machine triplet qemu rest
+  while read -r a machine triplet qemu rest; do
+    case $a in ''|'#'*) continue ;; esac
+    [ "$qemu" = "${1##*/}" ] && { printf '%s\n' "$a"; return 0; }
   done <"$TOP/scripts/arches"
   return 1
 }
