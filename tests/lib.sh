@@ -126,16 +126,34 @@ kill_pidfile () {
 # kill_nbdkit_after_acks NAME ACKED N WRITER: once the file ACKED holds N
 # lines (a client's acknowledged requests; 15 s at most), kills nbdkit NAME
 # (start_nbdkit's) with SIGKILL while the client WRITER (a pid) has more
-# requests in flight, then waits for the client to see the server die.
+# requests in flight, then waits for the client to see the server die and
+# for the server to be gone: until then it may still hold the ring's lock,
+# and a reader would take the log as a live plugin's and leave the ring be.
 kill_nbdkit_after_acks () {
-  local name=$1 acked=$2 want=$3 writer=$4
+  local name=$1 acked=$2 want=$3 writer=$4 pid
   for _ in $(seq 1 300); do
     [ "$( { wc -l <"$acked"; } 2>/dev/null || echo 0)" -ge "$want" ] && break
     sleep 0.05
   done
-  kill -KILL "$(cat "$T/$name.pid")"
+  pid=$(cat "$T/$name.pid")
+  kill -KILL "$pid"
   wait "$writer"
+  wait_process_gone "$pid"
   rm -f "$T/$name.pid"
+}
+
+# wait_process_gone PID: returns once PID has exited (gone, or a zombie:
+# its files, and so its locks, are closed by then); 1 after 10 s.
+wait_process_gone () {
+  local pid=$1 state
+  for _ in $(seq 1 200); do
+    # the state follows the command's name, which may hold spaces
+    state=$(sed 's/.*) //; s/ .*//' "/proc/$pid/stat" 2>/dev/null) || return 0
+    [ -n "$state" ] && [ "$state" != Z ] || return 0
+    sleep 0.05
+  done
+  echo "# process $pid still running 10 s after SIGKILL" >&2
+  return 1
 }
 
 # kill_pidfiles DIR: kill_pidfile on every DIR/*.pid.
