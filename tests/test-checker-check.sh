@@ -7,9 +7,9 @@
 require_tools /usr/bin/python3 truncate
 GEN=$TOP/tests/unit/test-check-classes
 require_built "$WTRACK" "$GEN"
-plan 20
+plan 23
 
-for s in clean damaged nomanifest; do "$GEN" --make "$T/$s" $s; done
+for s in clean damaged nomanifest zeroed; do "$GEN" --make "$T/$s" $s; done
 
 # The bad sectors of a JSON report, one "PATH FILE_SECTOR DISK_SECTOR CLASS"
 # line each, sorted, in the generator's truth.txt format.
@@ -59,6 +59,16 @@ check "damaged: the op's time is mapped onto the log clock through the MARKs" \
 check "damaged: verdict line for the partial-sector file" \
   grep -q '^/data/f2: 1 sector lost in 1 page; page cache was correct' "$T/damaged.txt"
 check "damaged: page view" grep -q '^  page 2 of /data/f1: sectors 4-7 of 8 lied; sectors 0-3 of 8 overwritten$' "$T/damaged.txt"
+
+# A sector expecting zeros that only a partial ZERO touched: the log never
+# said the whole sector held zeros, so the disk did not lie about it.
+"$WTRACK" check "$T/zeroed" --json "$T/zeroed.json" >"$T/zeroed.txt"; rc=$?
+bad_sectors "$T/zeroed.json" >"$T/zgot.txt"
+check "zeroed: exit 1, one bad sector" test "$rc" = 1 -a "$(json_get "$T/zeroed.json" 'd["bad_sectors"]')" = 1
+check "zeroed: a sector hit by a partial ZERO is lost, not lied" \
+  test "$(cat "$T/zgot.txt")" = "$(cat "$T/zeroed/truth.txt")"
+check "zeroed: readback=mismatch says the page cache was wrong too" \
+  grep -q '^/data/f3: 1 sector lost in 1 page; page cache was wrong too' "$T/zeroed.txt"
 
 "$WTRACK" check --quiet --max-runs 1 "$T/damaged" >"$T/quiet.txt"
 check "--quiet: verdict lines only (3 files, 1 total)" test "$(wc -l <"$T/quiet.txt")" = 4

@@ -14,7 +14,10 @@
  * extent off the disk), overlap (a fourth extent of f1 claims its sectors
  * 8-15 again, elsewhere on the disk), hostile (the damaged run with escape
  * sequences, newlines, UTF-8 and a byte that is not UTF-8 in f2's path and
- * in HELLO and RESULT values).
+ * in HELLO and RESULT values); zeroed (the clean run, but f3's last sector
+ * expects zeros and only a partial ZERO of its second half is logged after
+ * its data: that sector is lost, not lied, as the log never said the whole
+ * sector held zeros; the guest read back wrong content: readback=mismatch).
  * The disk is simulated here: a write stores its sectors and logs them; a
  * "vanished" write does neither; a "lied" write logs but does not store. */
 #include <errno.h>
@@ -402,11 +405,23 @@ save (const struct gen *g, const char *name, const void *p, size_t n)
     die (path_in (g, name));
 }
 
+/* The zeroed scenario: f3's sector 7 (disk 7107) expects zeros; the log
+ * holds its data write and then a ZERO of its second half only, which the
+ * disk never stored. */
+static void
+zero_half_of_f3_last_sector (struct gen *g)
+{
+  expect_zero (f3_hash, 7, 1);
+  log_record (g, WTLOG_ZERO, 0, 7107 * SECTOR + SECTOR / 2, SECTOR / 2, NULL);
+  truth (g, "/data/f3", 7, 1, 7107, "lost");
+}
+
 static void
 make_run (const char *dir, const char *scenario)
 {
   static const char *const known[] = {
     "clean", "damaged", "nomanifest", "pasteof", "offdisk", "overlap", "hostile",
+    "zeroed",
   };
   struct gen g = { .dir = dir, .scenario = scenario };
   char err[256];
@@ -440,12 +455,18 @@ make_run (const char *dir, const char *scenario)
              ? "kernel=6.1.0-\x1b[31mred\x1b[0m\nfs=ext4\rnot\nworkload=classes\nseed=1\n"
              : "kernel=6.1.0-test\nfs=ext4\nworkload=classes\nseed=1\n");
   send_text (&g, WTCH_MARK, "start");
+  if (!(g.truth = fopen (path_in (&g, "truth.txt"), "w")))
+    die ("truth.txt");
   workload (&g, damaged);
+  if (scenario_is (&g, "zeroed"))
+    zero_half_of_f3_last_sector (&g);
   send_text (&g, WTCH_MARK, "synced");
   if (strcmp (scenario, "nomanifest") != 0)
     send_manifest (&g);
   send_text (&g, WTCH_RESULT, hostile
              ? "status=0\nreadback=match\nreadback_bad_sectors=0\nerror=x\r!! forged error\x1b]0;title\x07\n"
+             : scenario_is (&g, "zeroed")
+             ? "status=0\nreadback=mismatch\nreadback_bad_sectors=1\n"
              : "status=0\nreadback=match\nreadback_bad_sectors=0\n");
   log_record (&g, WTLOG_FLUSH, 0, 0, 0, NULL);
   log_record (&g, WTLOG_CLOSE, 0, WTLOG_EXPORT_DISK, DISK_SIZE, NULL);
@@ -454,8 +475,6 @@ make_run (const char *dir, const char *scenario)
     die ("close the log");
   save (&g, "disk.img", g.disk, DISK_SIZE);
   save (&g, "channel.bin", g.chan, CHAN_SIZE);
-  if (!(g.truth = fopen (path_in (&g, "truth.txt"), "w")))
-    die ("truth.txt");
   if (damaged)
     write_truth (&g);
   fclose (g.truth);
@@ -518,7 +537,7 @@ main (int argc, char **argv)
     return 0;
   }
   if (argc != 1) {
-    fprintf (stderr, "usage: test-check-classes [--make DIR clean|damaged|nomanifest|pasteof|offdisk|overlap|hostile]\n");
+    fprintf (stderr, "usage: test-check-classes [--make DIR clean|damaged|nomanifest|pasteof|offdisk|overlap|hostile|zeroed]\n");
     return 2;
   }
   tap_plan (9);
