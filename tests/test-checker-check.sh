@@ -7,7 +7,7 @@
 require_tools /usr/bin/python3 truncate
 GEN=$TOP/tests/unit/test-check-classes
 require_built "$WTRACK" "$GEN"
-plan 23
+plan 24
 
 for s in clean damaged nomanifest zeroed; do "$GEN" --make "$T/$s" $s; done
 
@@ -61,12 +61,15 @@ check "damaged: verdict line for the partial-sector file" \
 check "damaged: page view" grep -q '^  page 2 of /data/f1: sectors 4-7 of 8 lied; sectors 0-3 of 8 overwritten$' "$T/damaged.txt"
 
 # A sector expecting zeros that only a partial ZERO touched: the log never
-# said the whole sector held zeros, so the disk did not lie about it.
+# said the whole sector held zeros, so the disk did not lie about it. And a
+# file whose two sectors are apart on the disk: two runs.
 "$WTRACK" check "$T/zeroed" --json "$T/zeroed.json" >"$T/zeroed.txt"; rc=$?
 bad_sectors "$T/zeroed.json" >"$T/zgot.txt"
-check "zeroed: exit 1, one bad sector" test "$rc" = 1 -a "$(json_get "$T/zeroed.json" 'd["bad_sectors"]')" = 1
-check "zeroed: a sector hit by a partial ZERO is lost, not lied" \
-  test "$(cat "$T/zgot.txt")" = "$(cat "$T/zeroed/truth.txt")"
+check "zeroed: exit 1, three bad sectors" test "$rc" = 1 -a "$(json_get "$T/zeroed.json" 'd["bad_sectors"]')" = 3
+check "zeroed: a sector hit by a partial ZERO is lost, not lied; runs split where the disk jumps" \
+  test "$(cat "$T/zgot.txt")" = "$(sort "$T/zeroed/truth.txt")"
+check "zeroed: file sectors contiguous but not on the disk make two runs" \
+  test "$(json_get "$T/zeroed.json" '[(r["disk_sector"], r["sectors"]) for r in d["files"][3]["runs"]]')" = "[(7300, 1), (7310, 1)]"
 check "zeroed: readback=mismatch says the page cache was wrong too" \
   grep -q '^/data/f3: 1 sector lost in 1 page; page cache was wrong too' "$T/zeroed.txt"
 

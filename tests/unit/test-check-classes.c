@@ -17,7 +17,9 @@
  * in HELLO and RESULT values); zeroed (the clean run, but f3's last sector
  * expects zeros and only a partial ZERO of its second half is logged after
  * its data: that sector is lost, not lied, as the log never said the whole
- * sector held zeros; the guest read back wrong content: readback=mismatch).
+ * sector held zeros; the guest read back wrong content: readback=mismatch;
+ * and a fourth file, /data/f4, whose two sectors lie in two extents apart on
+ * the disk, both lost: two runs).
  * The disk is simulated here: a write stores its sectors and logs them; a
  * "vanished" write does neither; a "lied" write logs but does not store. */
 #include <errno.h>
@@ -175,6 +177,7 @@ truth (struct gen *g, const char *path, uint64_t fs, uint64_t n, int64_t ds,
 #define TAG_F1 0x1100000000ull
 #define TAG_F2 0x2200000000ull
 #define TAG_F3 0x3300000000ull
+#define TAG_F4 0x4400000000ull
 #define TAG_OLD 0x7700000000ull
 #define TAG_LATER 0x8800000000ull
 
@@ -355,6 +358,12 @@ send_manifest (struct gen *g)
     /* Preallocated past the end of the file (fallocate KEEP_SIZE). */
     { 8 * SECTOR, 7200 * SECTOR, 8 * SECTOR, 0 },
   };
+  /* The zeroed scenario's /data/f4: two sectors in two extents, apart on
+   * the disk, never written: two runs, not one. */
+  static struct wtmf_extent f4_split[] = {
+    { 0, 7300 * SECTOR, SECTOR, 0 },
+    { SECTOR, 7310 * SECTOR, SECTOR, 0 },
+  };
   static uint64_t f4_hash[4];
   static uint32_t f4_op[4];
   struct wtmf_file files[4] = {
@@ -382,6 +391,14 @@ send_manifest (struct gen *g)
     files[0].nextents = 4;
   } else if (scenario_is (g, "hostile")) {
     files[1].path = HOSTILE_PATH;
+  } else if (scenario_is (g, "zeroed")) {
+    for (uint32_t i = 0; i < 2; i++)
+      f4_hash[i] = tag_hash (TAG_F4 + i);
+    files[3].size = 2 * SECTOR;
+    files[3].nsectors = 2;
+    files[3].extents = f4_split;
+    files[3].nextents = 2;
+    nfiles = 4;
   }
   struct wtmf_buf b = { 0 };
   wtmf_buf_header (&b, nfiles, g->nops, 0);
@@ -414,6 +431,8 @@ zero_half_of_f3_last_sector (struct gen *g)
   expect_zero (f3_hash, 7, 1);
   log_record (g, WTLOG_ZERO, 0, 7107 * SECTOR + SECTOR / 2, SECTOR / 2, NULL);
   truth (g, "/data/f3", 7, 1, 7107, "lost");
+  truth (g, "/data/f4", 0, 1, 7300, "lost");
+  truth (g, "/data/f4", 1, 1, 7310, "lost");
 }
 
 static void
