@@ -19,7 +19,9 @@
  * its data: that sector is lost, not lied, as the log never said the whole
  * sector held zeros; the guest read back wrong content: readback=mismatch;
  * and a fourth file, /data/f4, whose two sectors lie in two extents apart on
- * the disk, both lost: two runs).
+ * the disk, both lost: two runs); coldgrew (the clean run and a cold pass's
+ * cold.bin in which /data/f2 grew a zero tail to 1024 bytes, every sector
+ * as expected).
  * The disk is simulated here: a write stores its sectors and logs them; a
  * "vanished" write does neither; a "lied" write logs but does not store. */
 #include <errno.h>
@@ -351,6 +353,36 @@ scenario_is (const struct gen *g, const char *name)
   return strcmp (g->scenario, name) == 0;
 }
 
+static void save (const struct gen *g, const char *name, const void *p, size_t n);
+
+/* The coldgrew scenario's cold.bin: the cold pass read every file back as
+ * the run left it, but /data/f2 grew a zero tail to 1024 bytes (its
+ * sectors still hash as expected: only its size changed). */
+static void
+save_cold (const struct gen *g, const struct wtmf_file *files, uint32_t nfiles)
+{
+  static unsigned char chan[CHAN_SIZE];
+  static uint32_t no_error[64];
+  struct wtmf_file cold[4];
+  uint64_t at = 0, no = 0;
+  const char *hello = "kernel=6.1.0-cold\n", *result = "status=0\n";
+  memcpy (cold, files, nfiles * sizeof *files);
+  for (uint32_t i = 0; i < nfiles; i++)
+    cold[i].ops = no_error;
+  cold[1].size = 2 * SECTOR;
+  struct wtmf_buf b = { 0 };
+  wtmf_buf_header_cold (&b, nfiles);
+  for (uint32_t i = 0; i < nfiles; i++)
+    wtmf_buf_file (&b, &cold[i]);
+  if (wtmf_buf_finish (&b) == -1)
+    die ("build the cold manifest");
+  at += wtch_encode (chan + at, WTCH_HELLO, 0, ++no, 0, hello, (uint32_t) strlen (hello));
+  at += wtch_encode (chan + at, WTCH_MANIFEST, 0, ++no, 0, b.p, (uint32_t) b.len);
+  at += wtch_encode (chan + at, WTCH_RESULT, 0, ++no, 0, result, (uint32_t) strlen (result));
+  wtmf_buf_free (&b);
+  save (g, "cold.bin", chan, CHAN_SIZE);
+}
+
 static void
 send_manifest (struct gen *g)
 {
@@ -412,6 +444,8 @@ send_manifest (struct gen *g)
   for (size_t at = 0; at < b.len; at += 1000)
     send (g, WTCH_MANIFEST, b.p + at, (uint32_t) (b.len - at < 1000 ? b.len - at : 1000));
   wtmf_buf_free (&b);
+  if (scenario_is (g, "coldgrew"))
+    save_cold (g, files, nfiles);
 }
 
 static void
@@ -440,7 +474,7 @@ make_run (const char *dir, const char *scenario)
 {
   static const char *const known[] = {
     "clean", "damaged", "nomanifest", "pasteof", "offdisk", "overlap", "hostile",
-    "zeroed",
+    "zeroed", "coldgrew",
   };
   struct gen g = { .dir = dir, .scenario = scenario };
   char err[256];
@@ -556,7 +590,7 @@ main (int argc, char **argv)
     return 0;
   }
   if (argc != 1) {
-    fprintf (stderr, "usage: test-check-classes [--make DIR clean|damaged|nomanifest|pasteof|offdisk|overlap|hostile|zeroed]\n");
+    fprintf (stderr, "usage: test-check-classes [--make DIR clean|damaged|nomanifest|pasteof|offdisk|overlap|hostile|zeroed|coldgrew]\n");
     return 2;
   }
   tap_plan (9);
