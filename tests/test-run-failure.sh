@@ -8,7 +8,10 @@ plan 4
 wtrack_run badmount --mount-opts no_such_option_wtrack --workload pwrite --files 1 --size 1M --ops 10 --timeout 300
 check "wtrack-run exits 3 (the run failed)" [ "$run_status" = 3 ]
 check "it fails fast, not by timeout (${run_secs}s < 120s)" [ "$run_secs" -lt 120 ]
-check "the error names the failed mount" grep -qi 'mount' "$T/badmount.err"
+# The guest's own words, not just any "mount" (the run directory is
+# named badmount): its command, the option, and what the kernel said.
+check "the error gives the failed mount command and the kernel's reason" \
+  grep -q "^wtrack-run: the guest failed: mount -t ext4 -o no_such_option_wtrack /dev/vda .*Invalid argument; kernel: .*no_such_option_wtrack" "$T/badmount.err"
 check "the guest's RESULT reached the channel with a non-zero status" \
   grep -Eq 'status=[1-9]' <("$WTRACK" dump --channel "$T/badmount/channel.bin" 2>/dev/null | tr ' ' '\n')
 done_testing
