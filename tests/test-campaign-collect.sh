@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 require_tools /usr/bin/python3
 require_built "$WTRACK"
-plan 9
+plan 10
 
 D=$T/campaign
 AGREE=$TOP/tests/tools/campaign-agree.py
@@ -32,6 +32,8 @@ cell_ini bookworm.xfs.linus2006.s1 status=error exit=2 seconds=3 'error=the gues
 check "collect: exit 2 (a cell could not run)" test "$rc" = 2
 check "summary.json: 6 cells, 1 clean, 2 damaged, 1 error, 2 not run" \
   test "$(/usr/bin/python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["counts"]; print(c["cells"], c["clean"], c["damaged"], c["error"], c["not_run"])' "$D/summary.json")" = "6 1 2 1 2"
+check "summary.txt's first line: 6 cells: 1 clean, 2 damaged, 1 error, 2 not run" \
+  test "$(head -n 1 "$T/out.txt")" = "campaign $D: 6 cells: 1 clean, 2 damaged, 1 error, 2 not run"
 # The testsuite's attributes, as CI dashboards read them.
 suite=$(/usr/bin/python3 -c '
 import sys, xml.etree.ElementTree as ET
