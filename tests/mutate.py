@@ -14,6 +14,7 @@ and the score. Mutants marked equivalent are listed, not run or counted.
   tests/mutate.py --check          only that every snippet occurs exactly
                                    once in its file (no build, no test)
   tests/mutate.py --list           the mutants, one a line
+  tests/mutate.py --mutants DIR    the *.mut files of DIR, not tests/mutants
 
 Exit status: 0 when every non-equivalent mutant run was killed, 1 when one
 survived (or did not build), 2 for a bad list (a snippet not found exactly
@@ -63,7 +64,7 @@ def parse_block(lines, i, where):
 
 
 def parse_file(path):
-    rel = os.path.relpath(path, TOP)
+    rel = os.path.relpath(path, TOP) if path.startswith(TOP + os.sep) else path
     with open(path, encoding="utf-8") as f:
         lines = f.read().split("\n")
     mutants = []
@@ -100,11 +101,11 @@ def parse_file(path):
     return mutants
 
 
-def load_mutants():
+def load_mutants(directory=MUTANT_DIR):
     mutants = []
-    for name in sorted(os.listdir(MUTANT_DIR)):
+    for name in sorted(os.listdir(directory)):
         if name.endswith(".mut"):
-            mutants += parse_file(os.path.join(MUTANT_DIR, name))
+            mutants += parse_file(os.path.join(directory, name))
     return mutants
 
 
@@ -210,11 +211,13 @@ def main():
     ap.add_argument("--list", action="store_true", help="list the mutants")
     ap.add_argument("--keep", action="store_true", help="keep the scratch tree")
     ap.add_argument("--log", help="the builds' and tests' output (default: in the scratch tree)")
+    ap.add_argument("--mutants", default=MUTANT_DIR,
+                    help="the directory of *.mut files (default: tests/mutants)")
     args = ap.parse_args()
 
     try:
-        mutants = load_mutants()
-    except ListError as e:
+        mutants = load_mutants(args.mutants)
+    except (ListError, OSError) as e:
         print("mutate: %s" % e, file=sys.stderr)
         return 2
     problems = validate(mutants)
