@@ -8,12 +8,13 @@
 # with plan.tsv), an interrupted campaign is not a skipped one (collect exit
 # 2, <error> not <skipped>), a corrupt cell.ini is an error whose bytes are
 # escaped and which --resume runs again, the seed cap is named, the
-# progress line counts errors as the summary does.
+# progress line counts errors as the summary does, a bad option (of
+# wtrack-run or the workload) is refused before any cell starts.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 require_tools jq python3
 require_built "$WTRACK"
-plan 25
+plan 31
 
 C=$TOP/scripts/wtrack-campaign
 AGREE=$TOP/tests/tools/campaign-agree.py
@@ -138,4 +139,34 @@ check "seeds = 1-1000000: exit 4, the cap named" \
   [ "$rc" = 4 -a -n "$(grep -E 'more than 100000 seeds' "$T/seeds.err")" ]
 rc=0; "$C" expand --seeds 5-x >/dev/null 2>"$T/seeds2.err" || rc=$?
 check "seeds = 5-x: exit 4, a bad range" [ "$rc" = 4 -a -n "$(grep 'bad seed or range: 5-x' "$T/seeds2.err")" ]
+
+# ---- options checked before any cell starts --------------------------------
+# wtrack-run --dry-run: options checked, the workload's by the guest program
+rc=0; "$TOP/scripts/wtrack-run" --dry-run --size 16M --passes 2 --seed 3 --out "$T/dry" || rc=$?
+check "wtrack-run --dry-run of good options: exit 0, --out not made" [ "$rc" = 0 -a ! -e "$T/dry" ]
+rc=0; "$TOP/scripts/wtrack-run" --dry-run --size 16M --frobnicate 7 2>"$T/dry.err" || rc=$?
+check "wtrack-run --dry-run of a workload option the guest does not know: exit 4, named" \
+  [ "$rc" = 4 -a -n "$(grep -F 'bad option: --frobnicate' "$T/dry.err")" ]
+# campaign_refused NAME WANT [RUN-ARGS...]: a run refused with exit 4, its
+# message matching WANT, and no folder made (so no cell started)
+campaign_refused () {
+  local name=$1 want=$2 rc=0; shift 2
+  "$C" run "$@" --out "$T/$name" >/dev/null 2>"$T/$name.err" || rc=$?
+  [ "$rc" = 4 ] && grep -qE -- "$want" "$T/$name.err" && [ ! -e "$T/$name" ] ||
+    { diag "exit $rc: $(cat "$T/$name.err")"; return 1; }
+}
+printf '[campaign]\nkernels = %s\nseeds = 1-3\nsize = 16M\n[clean]\n[lossy]\nplugin-opt = fault=vanish:p=0.002:seed=3\nfrobnicate = 7\n' \
+  "$kspec" >"$T/v.ini"
+check "an unknown key in a variant: exit 4 before any cell, naming the key and the variant" \
+  campaign_refused v1 'variant \[lossy\]\).*bad option: --frobnicate' "$T/v.ini"
+check "a wtrack-run option with a bad value: exit 4, named" \
+  campaign_refused v2 '--mem: not a number of MiB: lots' --kernels "$kspec" --set mem=lots
+check "a workload option another workload does not take: exit 4, named" \
+  campaign_refused v3 'option --passes does not apply to pwrite' --kernels "$kspec" \
+    --workloads 'linus2006 pwrite' --set passes=2
+ls -d "$out"/cells/* >"$T/nok.cells"
+rc=0; "$C" run --kernels "$T/no/such/bzImage" --seeds 1-3 --set frobnicate=1 --out "$out" \
+  >/dev/null 2>&1 || rc=$?
+check "a refused campaign leaves the folder's earlier campaign alone" \
+  [ "$rc" = 4 -a "$(ls -d "$out"/cells/* | wc -l)" = 3 -a -f "$out/plan.tsv" ]
 done_testing
