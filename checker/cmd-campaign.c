@@ -94,8 +94,13 @@ wtc_campaign_collect_cmd (int argc, char **argv)
     "Write DIR/summary.txt, summary.json, results.xml and summary.html from\n"
     "DIR/plan.tsv and each DIR/cells/ID/cell.ini, and print summary.txt.");
   g_option_context_set_description (ctx,
+    "A cell without a result made as the plan asks (never run because the\n"
+    "campaign was interrupted, lost, an unreadable cell.ini, other arguments or\n"
+    "another kernel file: see 'todo') is an error; only a cell --until-fail did\n"
+    "not start is 'not run' (<skipped> in results.xml).\n"
     "Exit status: 0 every cell that ran is clean, 1 damage found in some cell,\n"
-    "2 a cell could not run (error), DIR is unreadable, or bad usage.");
+    "2 a cell could not run or has no result (error), DIR is unreadable, or bad\n"
+    "usage.");
   if (!wtc_cli_parse (ctx, &argc, &argv))
     return WT_EXIT_USAGE;
   if (argc != 2) {
