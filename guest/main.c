@@ -116,6 +116,7 @@ wtg_usage (FILE *out)
 "       wtrack-guest result --channel DEV --status N [--error TEXT]\n"
 "       wtrack-guest mark --channel DEV LABEL...\n"
 "       wtrack-guest text --channel DEV TEXT...\n"
+"       wtrack-guest check-args WORKLOAD [OPTION]...\n"
 "\n"
 "Run a workload in DIR that knows what its files must contain, and report on\n"
 "the wtrack channel: HELLO, MARKs, the manifest (per-sector hashes, extents,\n"
@@ -174,8 +175,10 @@ wtg_usage (FILE *out)
 "  --error TEXT           the error to report\n"
 "\n"
 "result, mark and text continue the numbering of the messages already in the\n"
-"channel. Exit status: 0 done (a read-back mismatch is data, not a failure:\n"
-"see RESULT readback=), 1 the workload failed, 2 bad usage, 3 the channel\n"
+"channel. check-args only parses a workload's options (nothing runs, no\n"
+"channel): exit 0 when it takes them, 2 with the reason on stderr.\n"
+"Exit status: 0 done (a read-back mismatch is data, not a failure: see\n"
+"RESULT readback=), 1 the workload failed, 2 bad usage, 3 the channel\n"
 "failed (the host misses part of the report).\n");
 }
 
@@ -567,6 +570,37 @@ wtg_open_channel (const struct wtg_options *o)
   return ch;
 }
 
+/* check-args WORKLOAD [OPTION]...: whether the workload takes these
+ * options, as it would parse them in the guest; nothing runs and no
+ * channel is opened. wtrack-run --dry-run asks this on the host (the
+ * static amd64 build runs there), so a campaign's bad option is refused
+ * before any cell boots. */
+static int
+wtg_check_args (int argc, char **argv)
+{
+  static struct wtg_options opt;
+  char usage_err[512] = "";
+  if (argc < 1) {
+    fprintf (stderr, "wtrack-guest: check-args: expected WORKLOAD [OPTION]...\n");
+    return WTG_EXIT_USAGE;
+  }
+  const struct wtg_command *cmd = wtg_find_command (argv[0]);
+  if (!cmd || !(cmd->bit & WTG_C_WORKLOADS)) {
+    fprintf (stderr, "wtrack-guest: check-args: unknown workload: %s\n", argv[0]);
+    return WTG_EXIT_USAGE;
+  }
+  opt.command = argv[0];
+  wtg_defaults (&opt, cmd->bit);
+  wtg_parse_options (argc, argv, &opt, cmd->bit, usage_err, sizeof usage_err);
+  if (!usage_err[0] && opt.noperands)
+    snprintf (usage_err, sizeof usage_err, "unexpected operand: %s", opt.operands[0]);
+  if (usage_err[0]) {
+    fprintf (stderr, "wtrack-guest: %s: %s\n", argv[0], usage_err);
+    return WTG_EXIT_USAGE;
+  }
+  return WTG_EXIT_OK;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -578,6 +612,8 @@ main (int argc, char **argv)
     wtg_usage (stdout);
     return WTG_EXIT_OK;
   }
+  if (strcmp (argv[1], "check-args") == 0)
+    return wtg_check_args (argc - 2, argv + 2);
   if (strcmp (argv[1], "--version") == 0) {
     printf ("wtrack-guest %s\n", WTG_VERSION);
     return WTG_EXIT_OK;
