@@ -94,8 +94,13 @@ wtc_campaign_collect_cmd (int argc, char **argv)
     "Write DIR/summary.txt, summary.json, results.xml and summary.html from\n"
     "DIR/plan.tsv and each DIR/cells/ID/cell.ini, and print summary.txt.");
   g_option_context_set_description (ctx,
+    "A cell without a result made as the plan asks (never run because the\n"
+    "campaign was interrupted, lost, an unreadable cell.ini, other arguments or\n"
+    "another kernel file: see 'todo') is an error; only a cell --until-fail did\n"
+    "not start is 'not run' (<skipped> in results.xml).\n"
     "Exit status: 0 every cell that ran is clean, 1 damage found in some cell,\n"
-    "2 a cell could not run (error), DIR is unreadable, or bad usage.");
+    "2 a cell could not run or has no result (error), DIR is unreadable, or bad\n"
+    "usage.");
   if (!wtc_cli_parse (ctx, &argc, &argv))
     return WT_EXIT_USAGE;
   if (argc != 2) {
@@ -110,14 +115,44 @@ wtc_campaign_collect_cmd (int argc, char **argv)
   return status;
 }
 
+static int
+wtc_campaign_todo_cmd (int argc, char **argv)
+{
+  const GOptionEntry entries[] = { { NULL, 0, 0, 0, NULL, NULL, NULL } };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("DIR");
+  g_autoptr (GError) error = NULL;
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_option_context_set_summary (ctx,
+    "Print the cells of DIR/plan.tsv that have no result made as the plan\n"
+    "asks, one a line: ID, a tab, why (no cell.ini, lost, an unreadable\n"
+    "cell.ini, other arguments, another kernel). These are what --resume runs.");
+  g_option_context_set_description (ctx,
+    "A kernel's identity is its file's SHA-256, from DIR/kernels.tsv's fourth\n"
+    "column (compared when there). Exit status: 0, or 2 when DIR's plan cannot\n"
+    "be read or bad usage.");
+  if (!wtc_cli_parse (ctx, &argc, &argv))
+    return WT_EXIT_USAGE;
+  if (argc != 2) {
+    wtc_cli_usage ("expected DIR");
+    return WT_EXIT_USAGE;
+  }
+  if (!wtc_campaign_todo (argv[1], stdout, &error)) {
+    wtc_cli_error ("%s", error->message);
+    return WT_EXIT_ERROR;
+  }
+  return WT_EXIT_OK;
+}
+
 static void
 wtc_campaign_help (FILE *out)
 {
-  fputs ("Usage: wtrack campaign expand|collect [OPTION...] ARGS\n"
+  fputs ("Usage: wtrack campaign expand|collect|todo [OPTION...] ARGS\n"
          "       wtrack campaign expand [CAMPAIGN] [OPTION...]\n"
-         "       wtrack campaign collect DIR\n\n"
+         "       wtrack campaign collect DIR\n"
+         "       wtrack campaign todo DIR\n\n"
          "The parts of scripts/wtrack-campaign written in C: expand a campaign into\n"
-         "cells with stable ids, and collect the cells' results into summary.txt,\n"
+         "cells with stable ids, list the cells without a result made as the plan\n"
+         "asks (todo), and collect the cells' results into summary.txt,\n"
          "summary.json, results.xml and summary.html. 'wtrack campaign SUBCOMMAND\n"
          "--help' has more.\n", out);
 }
@@ -134,13 +169,17 @@ wt_cmd_campaign (int argc, char **argv)
     wtc_cli_begin ("campaign collect");
     return wtc_campaign_collect_cmd (argc - 1, argv + 1);
   }
+  if (argc >= 2 && strcmp (argv[1], "todo") == 0) {
+    wtc_cli_begin ("campaign todo");
+    return wtc_campaign_todo_cmd (argc - 1, argv + 1);
+  }
   if (argc >= 2 && (strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0)) {
     wtc_campaign_help (stdout);
     return WT_EXIT_OK;
   }
   if (argc < 2)
-    wtc_cli_usage ("expected a subcommand: expand or collect");
+    wtc_cli_usage ("expected a subcommand: expand, collect or todo");
   else
-    wtc_cli_usage ("unknown subcommand: %s (expand or collect)", argv[1]);
+    wtc_cli_usage ("unknown subcommand: %s (expand, collect or todo)", argv[1]);
   return WT_EXIT_USAGE;
 }

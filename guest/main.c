@@ -116,6 +116,7 @@ wtg_usage (FILE *out)
 "       wtrack-guest result --channel DEV --status N [--error TEXT]\n"
 "       wtrack-guest mark --channel DEV LABEL...\n"
 "       wtrack-guest text --channel DEV TEXT...\n"
+"       wtrack-guest check-args WORKLOAD [OPTION]...\n"
 "\n"
 "Run a workload in DIR that knows what its files must contain, and report on\n"
 "the wtrack channel: HELLO, MARKs, the manifest (per-sector hashes, extents,\n"
@@ -174,8 +175,10 @@ wtg_usage (FILE *out)
 "  --error TEXT           the error to report\n"
 "\n"
 "result, mark and text continue the numbering of the messages already in the\n"
-"channel. Exit status: 0 done (a read-back mismatch is data, not a failure:\n"
-"see RESULT readback=), 1 the workload failed, 2 bad usage, 3 the channel\n"
+"channel. check-args only parses a workload's options (nothing runs, no\n"
+"channel): exit 0 when it takes them, 2 with the reason on stderr.\n"
+"Exit status: 0 done (a read-back mismatch is data, not a failure: see\n"
+"RESULT readback=), 1 the workload failed, 2 bad usage, 3 the channel\n"
 "failed (the host misses part of the report).\n");
 }
 
@@ -456,6 +459,7 @@ wtg_send_result (struct wtg_run *run, int status)
   wtg_kv (p, sizeof p, "error", "%s", run->error);
   wtg_kv (p, sizeof p, "readback", "%s", run->readback ? run->readback : "none");
   wtg_kv (p, sizeof p, "readback_bad_sectors", "%" PRIu64, run->readback_bad_sectors);
+  wtg_kv (p, sizeof p, "io_errors", "%" PRIu64, run->io_errors);
   wtg_kv (p, sizeof p, "files", "%" PRIu32, run->model.nfiles);
   wtg_kv (p, sizeof p, "bytes", "%" PRIu64, bytes);
   wtg_kv (p, sizeof p, "ops", "%" PRIu32, run->model.nops);
@@ -508,10 +512,16 @@ wtg_run_workload (struct wtg_run *run, const struct wtg_command *cmd,
   if (usage)
     wtg_fail (run, "%s", usage_err);
   else if (prepared == 0) {
+    /* cold reports each unreadable sector itself, as a finding */
+    bool cold = cmd->bit == WTG_C_COLD;
+    if (!cold)
+      wtg_kmsg_start (run);
     wtg_mark (run, "start");
     /* cold sends its own manifest: there is nothing to fsync or model. */
-    if (cmd->run (run) == 0 && cmd->bit != WTG_C_COLD)
+    if (cmd->run (run) == 0 && !cold)
       wtg_finish (run);
+    if (!cold)
+      wtg_kmsg_finish (run);
   }
   int status = wtg_exit_status (run, usage);
   wtg_send_result (run, status == WTG_EXIT_CHANNEL ? WTG_EXIT_OK : status);
@@ -560,6 +570,37 @@ wtg_open_channel (const struct wtg_options *o)
   return ch;
 }
 
+/* check-args WORKLOAD [OPTION]...: whether the workload takes these
+ * options, as it would parse them in the guest; nothing runs and no
+ * channel is opened. wtrack-run --dry-run asks this on the host (the
+ * static amd64 build runs there), so a campaign's bad option is refused
+ * before any cell boots. */
+static int
+wtg_check_args (int argc, char **argv)
+{
+  static struct wtg_options opt;
+  char usage_err[512] = "";
+  if (argc < 1) {
+    fprintf (stderr, "wtrack-guest: check-args: expected WORKLOAD [OPTION]...\n");
+    return WTG_EXIT_USAGE;
+  }
+  const struct wtg_command *cmd = wtg_find_command (argv[0]);
+  if (!cmd || !(cmd->bit & WTG_C_WORKLOADS)) {
+    fprintf (stderr, "wtrack-guest: check-args: unknown workload: %s\n", argv[0]);
+    return WTG_EXIT_USAGE;
+  }
+  opt.command = argv[0];
+  wtg_defaults (&opt, cmd->bit);
+  wtg_parse_options (argc, argv, &opt, cmd->bit, usage_err, sizeof usage_err);
+  if (!usage_err[0] && opt.noperands)
+    snprintf (usage_err, sizeof usage_err, "unexpected operand: %s", opt.operands[0]);
+  if (usage_err[0]) {
+    fprintf (stderr, "wtrack-guest: %s: %s\n", argv[0], usage_err);
+    return WTG_EXIT_USAGE;
+  }
+  return WTG_EXIT_OK;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -571,6 +612,8 @@ main (int argc, char **argv)
     wtg_usage (stdout);
     return WTG_EXIT_OK;
   }
+  if (strcmp (argv[1], "check-args") == 0)
+    return wtg_check_args (argc - 2, argv + 2);
   if (strcmp (argv[1], "--version") == 0) {
     printf ("wtrack-guest %s\n", WTG_VERSION);
     return WTG_EXIT_OK;

@@ -9,7 +9,7 @@ GEN=$TOP/tests/unit/gen-wtlog
 CLASSES=$TOP/tests/unit/test-check-classes
 require_built "$WTRACK" "$GEN" "$CLASSES"
 COMMANDS="check dump verify replay export import crash"
-plan 46
+plan 48
 
 for c in $COMMANDS; do
   check "$c --help: the first line is the usage of wtrack $c" \
@@ -33,7 +33,7 @@ for c in $COMMANDS; do
   check "$c --no-such-option: exit 2, prefixed once" bad_usage "$c" --no-such-option
 done
 # campaign has subcommands, each named in its messages and its --help
-for c in "campaign expand" "campaign collect"; do
+for c in "campaign expand" "campaign collect" "campaign todo"; do
   check "$c --help: the first line is the usage of wtrack $c" \
     grep -q "^Usage: wtrack $c \[OPTION\.\.\.\]" <("$WTRACK" $c --help | head -n 1)
   check "$c --no-such-option: exit 2, prefixed once" bad_usage "$c" --no-such-option

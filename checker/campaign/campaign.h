@@ -70,4 +70,9 @@ GPtrArray *wtc_plan_read (const char *path, GError **error);
  * when DIR's plan cannot be read or a summary cannot be written. */
 bool wtc_campaign_collect (const char *dir, FILE *print, int *status, GError **error);
 
+/* todo: prints "ID\tWHY" for each cell of DIR's plan that has no result
+ * made as the plan now asks (none, lost, an unreadable cell.ini, other
+ * arguments or another kernel): what --resume runs. */
+bool wtc_campaign_todo (const char *dir, FILE *out, GError **error);
+
 #endif

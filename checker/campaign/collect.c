@@ -23,9 +23,21 @@
 enum wtc_cell_status { WTC_CELL_NOT_RUN, WTC_CELL_CLEAN, WTC_CELL_DAMAGED, WTC_CELL_ERROR };
 static const char *const wtc_status_names[] = { "not_run", "clean", "damaged", "error" };
 
+/* What a cell's folder holds against what plan.tsv now asks: only a DONE
+ * cell's result is the campaign's answer; --resume (re)runs the others. */
+enum wtc_cell_state {
+  WTC_STATE_DONE,       /* cell.ini readable, its arguments and kernel the plan's */
+  WTC_STATE_NO_RESULT,  /* no cell.ini */
+  WTC_STATE_LOST,       /* cell.ini written for a cell that ended without a result */
+  WTC_STATE_UNREADABLE, /* cell.ini that is not a cell's record */
+  WTC_STATE_STALE,      /* ran with other arguments or another kernel */
+};
+
 struct wtc_result {
   const struct wtc_cell *cell;
   enum wtc_cell_status status;
+  enum wtc_cell_state state;
+  char *why;            /* the state's reason, fit for a terminal (NULL: DONE) */
   int exit_status;      /* -1: unknown */
   double seconds;       /* -1: unknown */
   guint64 bad_sectors;
@@ -56,6 +68,7 @@ static void
 wtc_result_clear (struct wtc_result *r)
 {
   g_free (r->error);
+  g_free (r->why);
   g_ptr_array_unref (r->classes);
   g_ptr_array_unref (r->verdict);
   g_hash_table_unref (r->timings);
@@ -103,17 +116,176 @@ wtc_read_group_numbers (GKeyFile *kf, const char *group, struct wtc_result *r, b
     double d = v ? g_ascii_strtod (v, &end) : 0;
     if (!v || end == v || *end || !isfinite (d) || d < 0)
       continue;
+    g_autofree char *key = wtc_text_safe (*k);
     if (timings)
-      g_hash_table_insert (r->timings, g_strdup (*k), g_memdup2 (&d, sizeof d));
+      g_hash_table_insert (r->timings, g_steal_pointer (&key), g_memdup2 (&d, sizeof d));
     else
-      g_ptr_array_add (r->classes, g_strdup_printf ("%s=%s", *k, v));
+      g_ptr_array_add (r->classes, g_strdup_printf ("%s=%s", key, v));
   }
 }
 
-/* A cell without cell.ini did not run (or was killed before it ended: a
- * --resume runs it again). A cell.ini that cannot be read is an error. */
+/* The plan's arguments as cell.ini's args= holds them: joined by tabs,
+ * a backslash doubled and a tab written \t (GKeyFile's escapes;
+ * scripts/wtrack-campaign writes the same). */
+static char *
+wtc_args_ini (const struct wtc_cell *cell)
+{
+  GString *s = g_string_new (NULL);
+  for (guint i = 0; i < cell->args->len; i++) {
+    if (i)
+      g_string_append (s, "\\t");
+    for (const char *p = g_ptr_array_index (cell->args, i); *p; p++)
+      if (*p == '\\')
+        g_string_append (s, "\\\\");
+      else if (*p == '\t')
+        g_string_append (s, "\\t");
+      else
+        g_string_append_c (s, *p);
+  }
+  return g_string_free (s, FALSE);
+}
+
+/* A number cell.ini must hold as a decimal: false (why set) when the key is
+ * there but holds anything else, so a corrupt record is an error, never 0. */
+static bool
+wtc_ini_u64 (GKeyFile *kf, const char *key, guint64 *out, char **why)
+{
+  g_autofree char *v = g_key_file_get_value (kf, "cell", key, NULL);
+  if (!v)
+    return true;
+  char *end;
+  errno = 0;
+  guint64 n = g_ascii_strtoull (v, &end, 10);
+  if (!g_ascii_isdigit (*v) || *end || errno) {
+    g_autofree char *safe = wtc_text_safe (v);
+    *why = g_strdup_printf ("cell.ini: %s: not a number: %s", key, safe);
+    return false;
+  }
+  *out = n;
+  return true;
+}
+
+static bool
+wtc_ini_seconds (GKeyFile *kf, double *out, char **why)
+{
+  g_autofree char *v = g_key_file_get_value (kf, "cell", "seconds", NULL);
+  if (!v)
+    return true;
+  char *end;
+  double d = g_ascii_strtod (v, &end);
+  if (end == v || *end || !isfinite (d) || d < 0) {
+    g_autofree char *safe = wtc_text_safe (v);
+    *why = g_strdup_printf ("cell.ini: seconds: not a number: %s", safe);
+    return false;
+  }
+  *out = d;
+  return true;
+}
+
+static bool
+wtc_ini_exit (GKeyFile *kf, int *out, char **why)
+{
+  guint64 v = 0;
+  if (!g_key_file_has_key (kf, "cell", "exit", NULL))
+    return true;
+  g_autofree char *raw = g_key_file_get_value (kf, "cell", "exit", NULL);
+  if (raw && strcmp (raw, "-1") == 0)
+    return true;                /* the cell never started wtrack-run */
+  if (!wtc_ini_u64 (kf, "exit", &v, why))
+    return false;
+  if (v > 255) {
+    *why = g_strdup_printf ("cell.ini: exit: not an exit status: %" PRIu64, v);
+    return false;
+  }
+  *out = (int) v;
+  return true;
+}
+
+/* Whether cell.ini records this cell as the plan now asks for it: its id,
+ * its arguments, its kernel spec and (when kernels.tsv has one) the
+ * kernel file's SHA-256. Sets why (STALE) when not. */
+static bool
+wtc_ini_identity (GKeyFile *kf, const struct wtc_cell *cell, GHashTable *kernel_sums,
+                  struct wtc_result *r)
+{
+  g_autofree char *id = g_key_file_get_value (kf, "cell", "id", NULL);
+  g_autofree char *args = g_key_file_get_value (kf, "cell", "args", NULL);
+  g_autofree char *kernel = g_key_file_get_value (kf, "cell", "kernel", NULL);
+  g_autofree char *sum = g_key_file_get_value (kf, "cell", "kernel_sha256", NULL);
+  g_autofree char *want_args = wtc_args_ini (cell);
+  const char *want_sum = kernel_sums ? g_hash_table_lookup (kernel_sums, cell->kernel) : NULL;
+  if (!id || strcmp (id, cell->id) != 0)
+    r->why = g_strdup ("cell.ini is another cell's");
+  else if (!args)
+    r->why = g_strdup ("cell.ini records no arguments (an older wtrack's)");
+  else if (strcmp (args, want_args) != 0)
+    r->why = g_strdup ("ran with other arguments than the campaign's");
+  else if (!kernel || strcmp (kernel, cell->kernel) != 0)
+    r->why = g_strdup ("ran another kernel spec");
+  else if (want_sum && (!sum || strcmp (sum, want_sum) != 0))
+    r->why = g_strdup_printf ("ran another kernel file than %s now is", cell->kernel);
+  return r->why == NULL;
+}
+
+/* Reads cell.ini into r; false (state and why set) when it is no
+ * record of this cell as the plan now asks for it. */
+static bool
+wtc_read_ini (const char *ini, const struct wtc_cell *cell, GHashTable *kernel_sums,
+              struct wtc_result *r)
+{
+  g_autoptr (GKeyFile) kf = g_key_file_new ();
+  g_autoptr (GError) error = NULL;
+  if (!g_key_file_load_from_file (kf, ini, G_KEY_FILE_NONE, &error)) {
+    g_autofree char *msg = wtc_text_safe (error->message);
+    r->state = WTC_STATE_UNREADABLE;
+    r->why = g_strdup_printf ("cell.ini: %s", msg);
+    return false;
+  }
+  g_autofree char *status = g_key_file_get_value (kf, "cell", "status", NULL);
+  r->error = g_key_file_get_string (kf, "cell", "error", NULL);
+  if (r->error) {
+    char *safe = wtc_text_safe (r->error);
+    g_free (r->error);
+    r->error = safe;
+  }
+  if (g_key_file_get_boolean (kf, "cell", "lost", NULL)) {
+    r->state = WTC_STATE_LOST;
+    r->why = g_strdup (r->error ? r->error : "the cell ended without a result");
+    return false;
+  }
+  if (!status || (strcmp (status, "clean") && strcmp (status, "damaged") && strcmp (status, "error"))) {
+    g_autofree char *safe = status ? wtc_text_safe (status) : NULL;
+    r->state = WTC_STATE_UNREADABLE;
+    r->why = g_strdup_printf ("cell.ini: status: %s", safe ? safe : "missing");
+    return false;
+  }
+  if (!wtc_ini_exit (kf, &r->exit_status, &r->why) || !wtc_ini_seconds (kf, &r->seconds, &r->why)
+      || !wtc_ini_u64 (kf, "bad_sectors", &r->bad_sectors, &r->why)
+      || !wtc_ini_u64 (kf, "page_size", &r->page_size, &r->why)) {
+    r->state = WTC_STATE_UNREADABLE;
+    return false;
+  }
+  if (!wtc_ini_identity (kf, cell, kernel_sums, r)) {
+    r->state = WTC_STATE_STALE;
+    return false;
+  }
+  r->status = strcmp (status, "clean") == 0     ? WTC_CELL_CLEAN
+              : strcmp (status, "damaged") == 0 ? WTC_CELL_DAMAGED
+                                                : WTC_CELL_ERROR;
+  if (r->status == WTC_CELL_ERROR && !r->error)
+    r->error = g_strdup ("status error");
+  wtc_read_group_numbers (kf, "classes", r, false);
+  wtc_read_group_numbers (kf, "timings", r, true);
+  return true;
+}
+
+/* A cell's result, or why it has none. A cell that is not DONE counts as
+ * an error (its answer is missing), except a cell --until-fail did not
+ * start (no cell.ini while DIR/until-fail and DIR/stop are there): that
+ * one is not_run. A cell.ini that cannot be read is an error too. */
 static void
-wtc_read_result (const char *dir, const struct wtc_cell *cell, struct wtc_result *r)
+wtc_read_result (const char *dir, const struct wtc_cell *cell, GHashTable *kernel_sums,
+                 struct wtc_result *r)
 {
   r->cell = cell;
   r->exit_status = -1;
@@ -124,38 +296,53 @@ wtc_read_result (const char *dir, const struct wtc_cell *cell, struct wtc_result
   r->dir = g_build_filename ("cells", cell->id, NULL);
   g_autofree char *ini = g_build_filename (dir, r->dir, "cell.ini", NULL);
   if (!g_file_test (ini, G_FILE_TEST_EXISTS)) {
-    r->status = WTC_CELL_NOT_RUN;
+    g_autofree char *until = g_build_filename (dir, "until-fail", NULL);
+    g_autofree char *stop = g_build_filename (dir, "stop", NULL);
+    r->state = WTC_STATE_NO_RESULT;
+    if (g_file_test (until, G_FILE_TEST_EXISTS) && g_file_test (stop, G_FILE_TEST_EXISTS)) {
+      r->status = WTC_CELL_NOT_RUN;
+      r->why = g_strdup ("not run: --until-fail stopped the campaign");
+    } else {
+      r->status = WTC_CELL_ERROR;
+      r->why = g_strdup ("not run: the campaign was interrupted or the cell lost (no cell.ini)");
+      r->error = g_strdup_printf ("%s; --resume runs it", r->why);
+    }
     return;
   }
-  g_autoptr (GKeyFile) kf = g_key_file_new ();
-  g_autoptr (GError) error = NULL;
-  if (!g_key_file_load_from_file (kf, ini, G_KEY_FILE_NONE, &error)) {
-    r->status = WTC_CELL_ERROR;
-    r->error = g_strdup_printf ("%s: %s", ini, error->message);
+  if (wtc_read_ini (ini, cell, kernel_sums, r)) {
+    r->state = WTC_STATE_DONE;
+    g_autofree char *report = g_build_filename (dir, r->dir, "report.txt", NULL);
+    wtc_read_verdict (r, report);
     return;
   }
-  g_autofree char *status = g_key_file_get_string (kf, "cell", "status", NULL);
-  if (status && strcmp (status, "clean") == 0)
-    r->status = WTC_CELL_CLEAN;
-  else if (status && strcmp (status, "damaged") == 0)
-    r->status = WTC_CELL_DAMAGED;
-  else
-    r->status = WTC_CELL_ERROR;
-  if (g_key_file_has_key (kf, "cell", "exit", NULL))
-    r->exit_status = g_key_file_get_integer (kf, "cell", "exit", NULL);
-  if (g_key_file_has_key (kf, "cell", "seconds", NULL))
-    r->seconds = g_key_file_get_double (kf, "cell", "seconds", NULL);
-  g_autofree char *bad = g_key_file_get_value (kf, "cell", "bad_sectors", NULL);
-  r->bad_sectors = bad ? g_ascii_strtoull (bad, NULL, 10) : 0;
-  r->error = g_key_file_get_string (kf, "cell", "error", NULL);
-  g_autofree char *page = g_key_file_get_value (kf, "cell", "page_size", NULL);
-  r->page_size = page ? g_ascii_strtoull (page, NULL, 10) : 0;
-  if (r->status == WTC_CELL_ERROR && !r->error)
-    r->error = g_strdup_printf ("status %s", status ? status : "missing");
-  wtc_read_group_numbers (kf, "classes", r, false);
-  wtc_read_group_numbers (kf, "timings", r, true);
-  g_autofree char *report = g_build_filename (dir, r->dir, "report.txt", NULL);
-  wtc_read_verdict (r, report);
+  /* a record that is not this cell's answer: nothing of it is reported */
+  r->status = WTC_CELL_ERROR;
+  r->exit_status = -1;
+  r->seconds = -1;
+  r->bad_sectors = 0;
+  r->page_size = 0;
+  g_free (r->error);
+  r->error = r->state == WTC_STATE_LOST ? g_strdup (r->why)
+                                         : g_strdup_printf ("%s (--resume runs it again)", r->why);
+}
+
+/* kernels.tsv's fourth column: spec -> the kernel file's SHA-256. NULL
+ * without the file (a campaign not run here, or by an older wtrack). */
+static GHashTable *
+wtc_kernel_sums (const char *dir)
+{
+  g_autofree char *path = g_build_filename (dir, "kernels.tsv", NULL);
+  g_autofree char *text = NULL;
+  if (!g_file_get_contents (path, &text, NULL, NULL))
+    return NULL;
+  GHashTable *sums = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  for (char **l = lines; *l; l++) {
+    g_auto (GStrv) f = g_strsplit (*l, "\t", -1);
+    if (g_strv_length (f) >= 4 && *f[3])
+      g_hash_table_insert (sums, g_strdup (f[0]), g_strdup (f[3]));
+  }
+  return sums;
 }
 
 static void
@@ -281,7 +468,8 @@ wtc_write_grid (struct wtc_collect *c, FILE *out)
     }
   }
   fprintf (out, "damaged/total seeds per kernel (rows) and fs[/variant] workload (columns);\n"
-                "cells that could not run (errors) and cells not run are counted apart\n\n");
+                "errors (cells that could not run, or were interrupted or lost) and cells\n"
+                "--until-fail did not run are counted apart\n\n");
   fprintf (out, "%-*s", (int) kw, "kernel");
   for (guint j = 0; j < c->columns->len; j++)
     fprintf (out, "  %-*s", (int) cw[j],
@@ -301,7 +489,7 @@ static void
 wtc_write_text (struct wtc_collect *c, FILE *out)
 {
   const struct wtc_tally *t = &c->total;
-  fprintf (out, "campaign %s: %u cells: %u clean, %u damaged, %u error, %u not run\n\n", c->dir,
+  fprintf (out, "campaign %s: %u cells: %u clean, %u damaged, %u error, %u not run (--until-fail)\n\n", c->dir,
            c->results->len, t->counts[WTC_CELL_CLEAN], t->counts[WTC_CELL_DAMAGED],
            t->counts[WTC_CELL_ERROR], t->counts[WTC_CELL_NOT_RUN]);
   wtc_write_grid (c, out);
@@ -492,7 +680,7 @@ wtc_write_xml_case (const struct wtc_result *r, FILE *out)
     fputs ("/>\n", out);
   } else if (r->status == WTC_CELL_NOT_RUN) {
     fputs ("      <skipped", out);
-    wtc_xml_attr (out, "message", "not run");
+    wtc_xml_attr (out, "message", "not run: --until-fail stopped the campaign");
     fputs ("/>\n", out);
   }
   fputs ("    </testcase>\n", out);
@@ -623,6 +811,36 @@ wtc_tally_all (struct wtc_collect *c)
   g_ptr_array_sort (c->phases, wtc_str_ptr_cmp);
 }
 
+/* Every cell of DIR's plan with its result (or why it has none). */
+static GArray *
+wtc_read_results (const char *dir, GPtrArray *cells)
+{
+  g_autoptr (GHashTable) sums = wtc_kernel_sums (dir);
+  GArray *results = g_array_sized_new (FALSE, TRUE, sizeof (struct wtc_result), cells->len);
+  g_array_set_clear_func (results, (GDestroyNotify) wtc_result_clear);
+  g_array_set_size (results, cells->len);
+  for (guint i = 0; i < cells->len; i++)
+    wtc_read_result (dir, g_ptr_array_index (cells, i), sums,
+                     &g_array_index (results, struct wtc_result, i));
+  return results;
+}
+
+bool
+wtc_campaign_todo (const char *dir, FILE *out, GError **error)
+{
+  g_autofree char *plan_path = g_build_filename (dir, "plan.tsv", NULL);
+  g_autoptr (GPtrArray) cells = wtc_plan_read (plan_path, error);
+  if (!cells)
+    return false;
+  g_autoptr (GArray) results = wtc_read_results (dir, cells);
+  for (guint i = 0; i < results->len; i++) {
+    const struct wtc_result *r = &g_array_index (results, struct wtc_result, i);
+    if (r->state != WTC_STATE_DONE)
+      fprintf (out, "%s\t%s\n", r->cell->id, r->why);
+  }
+  return true;
+}
+
 bool
 wtc_campaign_collect (const char *dir, FILE *print, int *status, GError **error)
 {
@@ -631,12 +849,7 @@ wtc_campaign_collect (const char *dir, FILE *print, int *status, GError **error)
   if (!cells)
     return false;
   struct wtc_collect c = { .dir = dir };
-  c.results = g_array_sized_new (FALSE, TRUE, sizeof (struct wtc_result), cells->len);
-  g_array_set_clear_func (c.results, (GDestroyNotify) wtc_result_clear);
-  g_array_set_size (c.results, cells->len);
-  for (guint i = 0; i < cells->len; i++)
-    wtc_read_result (dir, g_ptr_array_index (cells, i),
-                     &g_array_index (c.results, struct wtc_result, i));
+  c.results = wtc_read_results (dir, cells);
   c.rows = g_ptr_array_new_with_free_func (g_free);
   c.columns = g_ptr_array_new_with_free_func ((GDestroyNotify) wtc_column_free);
   c.phases = g_ptr_array_new_with_free_func (g_free);

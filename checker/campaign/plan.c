@@ -126,9 +126,13 @@ wtc_parse_seeds (const char *where, const char *s, GError **error)
     g_auto (GStrv) ends = g_strsplit (w, "-", 2);
     guint64 first, last;
     if (!wtc_parse_u64 (ends[0], &first)
-        || (ends[1] ? !wtc_parse_u64 (ends[1], &last) : (last = first, false)) || last < first
-        || last - first >= WTC_MAX_CELLS) {
+        || (ends[1] ? !wtc_parse_u64 (ends[1], &last) : (last = first, false)) || last < first) {
       g_set_error (error, WTC_ERROR, 0, "%s: bad seed or range: %s (N or FIRST-LAST)", where, w);
+      return NULL;
+    }
+    if (last - first >= WTC_MAX_CELLS) {
+      g_set_error (error, WTC_ERROR, 0, "%s: %s: more than %d seeds (a campaign's cap)", where, w,
+                   WTC_MAX_CELLS);
       return NULL;
     }
     for (guint64 seed = first;; seed++) {
