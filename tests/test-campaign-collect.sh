@@ -1,7 +1,7 @@
 #!/bin/bash
 # wtrack campaign collect on a campaign folder made by hand (no boot): a
 # plan of 6 cells, cell.ini files for 2 damaged, 1 clean, 1 error and none
-# for 2 (not run). The counts must be exact in summary.json, summary.txt's
+# for 2 (not run: --until-fail stopped the campaign). The counts must be exact in summary.json, summary.txt's
 # grid and damaged list, and results.xml's testsuite (failures are damaged
 # cells, errors the cells that could not run), and the four files agree.
 . "$(dirname "$0")/lib.sh"
@@ -14,13 +14,17 @@ AGREE=$TOP/tests/tools/campaign-agree.py
 mkdir -p "$D"
 "$WTRACK" campaign expand --kernels='debian:bookworm' --fs='ext4 xfs' --seeds='1-3' \
   --plan "$D/plan.tsv" >/dev/null
-# cell_ini ID LINES...: cells/ID/cell.ini with [cell] and LINES.
+# cell_ini ID LINES...: cells/ID/cell.ini with [cell], the cell's identity
+# as plan.tsv has it (id, kernel spec, arguments tab-joined) and LINES.
 cell_ini () {
-  local id=$1
+  local id=$1 args
   shift
+  args=$(awk -F'\t' -v id="$id" '$1 == id' "$D/plan.tsv" | cut -f7- | sed 's/\t/\\t/g')
   mkdir -p "$D/cells/$id"
-  printf '%s\n' '[cell]' "$@" >"$D/cells/$id/cell.ini"
+  printf '%s\n' '[cell]' "id=$id" kernel=debian:bookworm "args=$args" "$@" >"$D/cells/$id/cell.ini"
 }
+# The cells without cell.ini were not run: --until-fail stopped the campaign.
+touch "$D/until-fail" "$D/stop"
 cell_ini bookworm.ext4.linus2006.s1 status=clean exit=0 seconds=10 bad_sectors=0
 cell_ini bookworm.ext4.linus2006.s2 status=damaged exit=1 seconds=12 bad_sectors=24 \
   '[classes]' lost=16 lied=8
@@ -33,7 +37,7 @@ check "collect: exit 2 (a cell could not run)" test "$rc" = 2
 check "summary.json: 6 cells, 1 clean, 2 damaged, 1 error, 2 not run" \
   test "$(/usr/bin/python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["counts"]; print(c["cells"], c["clean"], c["damaged"], c["error"], c["not_run"])' "$D/summary.json")" = "6 1 2 1 2"
 check "summary.txt's first line: 6 cells: 1 clean, 2 damaged, 1 error, 2 not run" \
-  test "$(head -n 1 "$T/out.txt")" = "campaign $D: 6 cells: 1 clean, 2 damaged, 1 error, 2 not run"
+  test "$(head -n 1 "$T/out.txt")" = "campaign $D: 6 cells: 1 clean, 2 damaged, 1 error, 2 not run (--until-fail)"
 # The testsuite's attributes, as CI dashboards read them.
 suite=$(/usr/bin/python3 -c '
 import sys, xml.etree.ElementTree as ET
