@@ -129,7 +129,7 @@ check "a damaged cell keeps everything; wtrack check on it finds the damage (exi
 nbad=$(jq '.bad_sectors' "$bad/report.json")
 nlost=$(jq '.by_class.lost' "$bad/report.json")
 check "summary.txt names the damaged cell, its $nbad bad sectors, lost=$nlost and its folder" \
-  test "$nbad" -gt 0 -a "$nlost" -gt 0 -a -n "$(grep -E "^  $(basename "$bad"): $nbad bad sectors \((.* )?lost=$nlost[ )].*: $bad\$" "$out/summary.txt")"
+  test "$nbad" -gt 0 -a "$nlost" -gt 0 -a -n "$(grep -E "^  $(basename "$bad"): $nbad bad sectors \((.* )?lost=${nlost}[ )].*: $bad\$" "$out/summary.txt")"
 
 # summary.html as a person opens it: headless Chromium, no console message,
 # a grid cell per summary.json grid entry, a link per damaged cell

@@ -10,7 +10,7 @@ require_built "$TOP/checker/wtrack" "$TOP/plugin/nbdkit-wtrack-plugin.so" "$TOP/
 plan 7
 
 M=$TOP/tests/mutate.py
-SAMPLE=log-partial-zero-known,runs-disk-jump-continues,junit-failures-errors-swapped,plugin-trim-fua-dropped,replay-to-time-excludes-boundary
+SAMPLE="log-partial-zero-known,runs-disk-jump-continues,junit-failures-errors-swapped,plugin-trim-fua-dropped,replay-to-time-excludes-boundary"
 
 "$M" --check >"$T/check.out" 2>&1; rc=$?
 diag_file "$T/check.out" 20
