@@ -14,7 +14,8 @@
  * Writes DIR/wtlog/{run-data,run-hashes,run-unclosed}.wtlog,
  * DIR/channel/run.bin, DIR/manifest/{stream,final}.bin and
  * DIR/check/{run-data,run-hashes}.bin (fuzz-check's packed form: log,
- * WTFZ_SEP, channel, WTFZ_SEP, disk). The dm-log-writes seed is exported
+ * WTFZ_SEP, channel, WTFZ_SEP, disk) and DIR/campaign/NAME.campaign (campaign
+ * files, as the README and tests write them). The dm-log-writes seed is exported
  * from run-data.wtlog by `wtrack export` (tests/fuzz/fuzz.mk). */
 #include <errno.h>
 #include <stdio.h>
@@ -284,6 +285,30 @@ slurp (const char *path, size_t *len)
   return memcpy (copy, buf, *len);
 }
 
+/* Campaign files as the README and the tests write them: axes, options,
+ * variants; a build: kernel and other architectures; a bzImage path. */
+static void
+campaigns (void)
+{
+  static const char readme[] =
+    "[campaign]\nkernels = debian:bookworm debian:bullseye\nfs = ext4 xfs\n"
+    "workloads = linus2006\nseeds = 1-20\nsize = 16M\ndisk-size = 320M\n"
+    "sysctl = vm.dirty_ratio=5 vm.dirty_background_ratio=3\n[clean]\n[lossy]\n"
+    "plugin-opt = fault=vanish:p=0.002:seed=3\n";
+  static const char variants[] =
+    "# a comment\n[campaign]\nkernels = debian:trixie build:/tmp/bad.patch+/tmp/b.patch\n"
+    "workloads = linus2006 pwrite\nseeds = 3 1-2 7\nsize = 16M\naccel = tcg\n"
+    "no-cold = true\ndata-log = false\nmkfs-opts = -b 1024\n[clean]\n[slow]\n"
+    "timeout = 5\npasses = 400\n[fast_2+x]\nplugin-opt = fault=vanish:p=0.5 stage=on\n";
+  static const char arches[] =
+    "[campaign]\nkernels = debian:bookworm/arm64 debian:trixie/ppc64el-64k "
+    "debian:bookworm/amd64 debian:bookworm /boot/vmlinuz-6.1.0+\nfs = btrfs ext2 ext3\n"
+    "workloads = torrent\nseeds = 1\nsysctl = vm.dirty_bytes=1048576\n";
+  write_file ("campaign", "readme.campaign", readme, sizeof readme - 1, NULL, 0, NULL, 0);
+  write_file ("campaign", "variants.campaign", variants, sizeof variants - 1, NULL, 0, NULL, 0);
+  write_file ("campaign", "arches.campaign", arches, sizeof arches - 1, NULL, 0, NULL, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -320,5 +345,6 @@ main (int argc, char **argv)
     write_file ("check", path, log, len, ch.buf, ch.len + SECTOR, disk, sizeof disk);
     free (log);
   }
+  campaigns ();
   return 0;
 }
