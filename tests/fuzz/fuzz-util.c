@@ -143,7 +143,9 @@ const char *
 wtfz_tmpdir (void)
 {
   if (!wtfz_tmp[0]) {
-    const char *tmp = getenv ("TMPDIR");
+    const char *tmp = getenv ("WTRACK_FUZZ_TMPDIR");
+    if (!tmp || !*tmp)
+      tmp = access ("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm" : getenv ("TMPDIR");
     snprintf (wtfz_tmp, sizeof wtfz_tmp, "%s/wtrack-fuzz.XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp (wtfz_tmp))
       wtfz_die ("mkdtemp", wtfz_tmp);

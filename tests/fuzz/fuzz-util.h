@@ -50,8 +50,9 @@ const char *wtfz_seeds_dir (void);
 /* A malloc'ed copy of the file at dir/name and its length, or NULL. */
 uint8_t *wtfz_slurp (const char *dir, const char *name, size_t *len);
 
-/* A private folder, made once under $TMPDIR (default /tmp) and removed
- * with what is in it at exit. */
+/* A private folder, made once and removed with what is in it at exit:
+ * under $WTRACK_FUZZ_TMPDIR, else /dev/shm (a harness that writes files
+ * runs about ten times faster on tmpfs than on ext4), else $TMPDIR or /tmp. */
 const char *wtfz_tmpdir (void);
 
 /* Writes len bytes of data to path (created or truncated); aborts on error. */

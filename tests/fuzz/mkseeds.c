@@ -15,7 +15,9 @@
  * DIR/channel/run.bin, DIR/manifest/{stream,final}.bin and
  * DIR/check/{run-data,run-hashes}.bin (fuzz-check's packed form: log,
  * WTFZ_SEP, channel, WTFZ_SEP, disk) and DIR/campaign/NAME.campaign (campaign
- * files, as the README and tests write them). The dm-log-writes seed is exported
+ * files, as the README and tests write them), DIR/collect/NAME.bin (a
+ * campaign folder's plan.tsv, kernels.tsv and cell.ini, separated by
+ * WTFZ_SEP). The dm-log-writes seed is exported
  * from run-data.wtlog by `wtrack export` (tests/fuzz/fuzz.mk). */
 #include <errno.h>
 #include <stdio.h>
@@ -309,6 +311,70 @@ campaigns (void)
   write_file ("campaign", "arches.campaign", arches, sizeof arches - 1, NULL, 0, NULL, 0);
 }
 
+/* Campaign folders' records as scripts/wtrack-campaign writes them:
+ * plan.tsv (wtrack campaign expand --plan), kernels.tsv (SPEC, KERNEL,
+ * MODULES, SHA-256, WHY) and the first cell's cell.ini, one of each kind
+ * collect tells apart (an empty cell.ini part: none, until-fail). */
+#define PLAN_ARGS "--fs\text4\t--workload\tlinus2006\t--seed\t1\t--size\t16M"
+#define INI_ARGS "--fs\\text4\\t--workload\\tlinus2006\\t--seed\\t1\\t--size\\t16M"
+#define SUM_A "9f2c6d1e0b8a7f5e4d3c2b1a09182736455463728190a1b2c3d4e5f60718293a"
+#define SUM_B "0000000000000000000000000000000000000000000000000000000000000001"
+#define INI_HEAD(id, status, exit) \
+  "[cell]\nid=" id "\nstatus=" status "\nexit=" exit "\nseconds=42\nkernel=debian:bookworm\n" \
+  "kernel_path=/root/.cache/wtrack/kernels/vmlinuz-6.1.0-28-amd64\n"
+
+static void
+collect_seed (const char *name, const char *plan, const char *kernels, const char *ini)
+{
+  write_file ("collect", name, plan, strlen (plan), kernels, strlen (kernels), ini, strlen (ini));
+}
+
+static void
+collect_seeds (void)
+{
+  static const char plan[] =
+    "bookworm.ext4.lossy.linus2006.s1\tdebian:bookworm\text4\tlossy\tlinus2006\t1\t" PLAN_ARGS
+    "\t--plugin-opt\tfault=vanish:p=0.002:seed=3\n"
+    "bookworm.ext4.clean.linus2006.s1\tdebian:bookworm\text4\tclean\tlinus2006\t1\t" PLAN_ARGS "\n"
+    "bullseye.ext4.clean.linus2006.s1\tdebian:bullseye\text4\tclean\tlinus2006\t1\t" PLAN_ARGS "\n";
+  static const char kernels[] =
+    "debian:bookworm\t/root/.cache/wtrack/kernels/vmlinuz-6.1.0-28-amd64\t"
+    "/root/.cache/wtrack/kernels/modules-6.1.0-28-amd64.tar\t" SUM_A "\t\n"
+    "debian:bullseye\t-\t-\t-\tget-kernel: no network\n";
+  static const char damaged[] =
+    INI_HEAD ("bookworm.ext4.lossy.linus2006.s1", "damaged", "1")
+    "kernel_sha256=" SUM_A "\nargs=" INI_ARGS "\\t--plugin-opt\\tfault=vanish:p=0.002:seed=3\n"
+    "verdict=damaged\npage_size=4096\nbad_sectors=56\n"
+    "[classes]\nlost=40\nstale=16\n[timings]\nboot=8.25\nworkload=12.5\ncheck=0.3\n";
+  static const char stale[] =
+    INI_HEAD ("bookworm.ext4.lossy.linus2006.s1", "clean", "0")
+    "kernel_sha256=" SUM_B "\nargs=" INI_ARGS "\\t--plugin-opt\\tfault=vanish:p=0.002:seed=3\n"
+    "verdict=clean\nbad_sectors=0\n";
+  static const char error[] =
+    INI_HEAD ("bookworm.ext4.lossy.linus2006.s1", "error", "3")
+    "kernel_sha256=" SUM_A "\nargs=" INI_ARGS "\\t--plugin-opt\\tfault=vanish:p=0.002:seed=3\n"
+    "bad_sectors=0\nerror=wtrack-run exit 3: the guest did not finish within 660 s\n";
+  static const char lost[] =
+    "[cell]\nid=bookworm.ext4.lossy.linus2006.s1\nstatus=error\nlost=true\n"
+    "error=the cell's driver died (no result)\n";
+  static const char arm_plan[] =
+    "bookworm-arm64.xfs.pwrite.s7\tdebian:bookworm/arm64\txfs\t-\tpwrite\t7\t--fs\txfs\t"
+    "--workload\tpwrite\t--seed\t7\t--arch\tarm64\t--mkfs-opts\t-L a\\b\n";
+  static const char arm_kernels[] =
+    "debian:bookworm/arm64\t/k/vmlinuz-6.1.0-28-arm64\t/k/modules-6.1.0-28-arm64.tar\t" SUM_B "\t\n";
+  static const char arm_clean[] =
+    "[cell]\nid=bookworm-arm64.xfs.pwrite.s7\nstatus=clean\nexit=0\nseconds=97\n"
+    "kernel=debian:bookworm/arm64\nkernel_path=/k/vmlinuz-6.1.0-28-arm64\nkernel_sha256=" SUM_B
+    "\nargs=--fs\\txfs\\t--workload\\tpwrite\\t--seed\\t7\\t--arch\\tarm64\\t--mkfs-opts\\t-L a\\\\b\n"
+    "verdict=clean\npage_size=65536\nbad_sectors=0\n[classes]\n[timings]\nboot=30.5\n";
+  collect_seed ("damaged.bin", plan, kernels, damaged);
+  collect_seed ("stale.bin", plan, kernels, stale);
+  collect_seed ("error.bin", plan, kernels, error);
+  collect_seed ("lost.bin", plan, kernels, lost);
+  collect_seed ("until-fail.bin", plan, kernels, "");
+  collect_seed ("clean-arm64.bin", arm_plan, arm_kernels, arm_clean);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -346,5 +412,6 @@ main (int argc, char **argv)
     free (log);
   }
   campaigns ();
+  collect_seeds ();
   return 0;
 }
