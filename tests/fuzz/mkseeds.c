@@ -17,7 +17,8 @@
  * WTFZ_SEP, channel, WTFZ_SEP, disk) and DIR/campaign/NAME.campaign (campaign
  * files, as the README and tests write them), DIR/collect/NAME.bin (a
  * campaign folder's plan.tsv, kernels.tsv and cell.ini, separated by
- * WTFZ_SEP). The dm-log-writes seed is exported
+ * WTFZ_SEP) and DIR/cold/NAME.bin (the cold pass's cold.bin for the run
+ * of DIR/check/run-data.bin). The dm-log-writes seed is exported
  * from run-data.wtlog by `wtrack export` (tests/fuzz/fuzz.mk). */
 #include <errno.h>
 #include <stdio.h>
@@ -375,6 +376,72 @@ collect_seeds (void)
   collect_seed ("clean-arm64.bin", arm_plan, arm_kernels, arm_clean);
 }
 
+/* The cold pass's cold.bin for the seed run, as `wtrack-guest cold` sends
+ * it: HELLO, TEXTs for what it could not read, a manifest flagged cold
+ * (hashes and extents of what a fresh kernel reads; errnos in the file's
+ * error and each sector's op) in MANIFEST messages, and a RESULT with
+ * cold_files=. kind 0: /data/f1 read back right, f2 with a differing
+ * sector, f3 with an EIO in a sector, f4 failing to open (ENOENT). kind
+ * 1: f1 shorter with a sector as disk.img (fuzz-cold's --base) holds it,
+ * f2 moved on the disk, f3 unmappable, f4 missing from the manifest.
+ * kind 2: the cold kernel could not mount the disk (no manifest). */
+static void
+cold_seed (const char *name, const struct files *warm, int kind)
+{
+  static const char hello[] = "version=0.1\nkernel=6.1.0-28-amd64\nfs=ext4\nworkload=cold\n";
+  static struct channel ch;
+  memset (&ch, 0, sizeof ch);
+  chan_send (&ch, WTCH_HELLO, 100000, hello, sizeof hello - 1);
+  if (kind == 2) {
+    static const char result[] = "status=1\nerror=mount: /dev/vdb: wrong fs type\n";
+    chan_send (&ch, WTCH_RESULT, 200000, result, sizeof result - 1);
+    write_file ("cold", name, ch.buf, ch.len + SECTOR, NULL, 0, NULL, 0);
+    return;
+  }
+  struct files c = *warm;       /* the cold files: the warm ones, changed */
+  static uint64_t hashes[32];
+  static uint32_t ops[32];
+  memcpy (hashes, warm->hashes, sizeof hashes);
+  memset (ops, 0, sizeof ops);
+  unsigned char other[SECTOR];
+  memset (other, 0xa5, sizeof other);
+  uint32_t nfiles = kind == 0 ? 4 : 3;
+  for (uint32_t i = 0; i < 4; i++) {
+    c.f[i].hashes = hashes + (warm->f[i].hashes - warm->hashes);
+    c.f[i].ops = ops + (warm->f[i].ops - warm->ops);
+    c.f[i].extents = c.ext + (warm->f[i].extents - warm->ext);
+  }
+  c.f[1].hashes[1] = wt_sector_hash (other);
+  if (kind == 0) {
+    c.f[2].ops[1] = EIO;
+    c.f[3] = (struct wtmf_file) { .id = 4, .path = warm->f[3].path, .error = ENOENT };
+  } else {
+    c.f[0].size = 4000;
+    c.f[0].nsectors = wtmf_sectors_of (4000);
+    c.f[0].nextents = 1;
+    c.ext[2].physical = 49152;  /* f2's extent, elsewhere */
+    c.f[0].hashes[2] = wt_sector_hash (other);  /* what disk.img (the base) holds */
+    c.f[2].hashes[1] = wt_sector_hash (other);
+    c.ext[3].flags = WTMF_EXT_UNMAPPABLE;
+  }
+  struct wtmf_buf b = { 0 };
+  wtmf_buf_header_cold (&b, nfiles);
+  for (uint32_t i = 0; i < nfiles; i++)
+    wtmf_buf_file (&b, &c.f[i]);
+  if (wtmf_buf_finish (&b) != 0)
+    die ("build", "a cold manifest");
+  if (kind == 0)
+    chan_send (&ch, WTCH_TEXT, 150000, "cold: /data/f4: No such file or directory", 41);
+  for (size_t at = 0; at < b.len; at += CHUNK)
+    chan_send (&ch, WTCH_MANIFEST, 300000, b.p + at,
+               (uint32_t) (b.len - at < CHUNK ? b.len - at : CHUNK));
+  const char *result = kind == 0 ? "status=0\ncold_files=4\ncold_unreadable=2\n"
+                                 : "status=0\ncold_files=3\ncold_unreadable=0\n";
+  chan_send (&ch, WTCH_RESULT, 400000, result, (uint32_t) strlen (result));
+  write_file ("cold", name, ch.buf, ch.len + SECTOR, NULL, 0, NULL, 0);
+  wtmf_buf_free (&b);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -413,5 +480,8 @@ main (int argc, char **argv)
   }
   campaigns ();
   collect_seeds ();
+  cold_seed ("cold.bin", &fs, 0);
+  cold_seed ("cold-moved.bin", &fs, 1);
+  cold_seed ("cold-nomount.bin", &fs, 2);
   return 0;
 }
