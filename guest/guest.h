@@ -93,6 +93,9 @@ struct wtg_run {
   const char *readback;         /* "match", "mismatch" or "none" */
   bool readback_taken;          /* a workload read back already */
   char extra[1024];             /* more RESULT lines from the workload */
+  int kmsg_fd;                  /* the kernel's log, from the workload's start */
+  uint64_t io_errors;           /* its lines about I/O errors since then */
+  char io_error_first[200];
   volatile int stop;            /* set on the first failure: threads quit */
   pthread_mutex_t error_lock;
   char error[512];
@@ -100,6 +103,11 @@ struct wtg_run {
 
 /* util.c */
 uint64_t wtg_now_ns (void);
+/* kmsg.c: the kernel's reports of I/O errors during the workload; finish
+ * counts them and fails the run when there are any */
+void wtg_kmsg_start (struct wtg_run *run);
+void wtg_kmsg_finish (struct wtg_run *run);
+
 int wtg_fail (struct wtg_run *run, const char *fmt, ...)
   __attribute__ ((format (printf, 2, 3)));
 void wtg_extra (struct wtg_run *run, const char *fmt, ...)

@@ -459,6 +459,7 @@ wtg_send_result (struct wtg_run *run, int status)
   wtg_kv (p, sizeof p, "error", "%s", run->error);
   wtg_kv (p, sizeof p, "readback", "%s", run->readback ? run->readback : "none");
   wtg_kv (p, sizeof p, "readback_bad_sectors", "%" PRIu64, run->readback_bad_sectors);
+  wtg_kv (p, sizeof p, "io_errors", "%" PRIu64, run->io_errors);
   wtg_kv (p, sizeof p, "files", "%" PRIu32, run->model.nfiles);
   wtg_kv (p, sizeof p, "bytes", "%" PRIu64, bytes);
   wtg_kv (p, sizeof p, "ops", "%" PRIu32, run->model.nops);
@@ -511,10 +512,16 @@ wtg_run_workload (struct wtg_run *run, const struct wtg_command *cmd,
   if (usage)
     wtg_fail (run, "%s", usage_err);
   else if (prepared == 0) {
+    /* cold reports each unreadable sector itself, as a finding */
+    bool cold = cmd->bit == WTG_C_COLD;
+    if (!cold)
+      wtg_kmsg_start (run);
     wtg_mark (run, "start");
     /* cold sends its own manifest: there is nothing to fsync or model. */
-    if (cmd->run (run) == 0 && cmd->bit != WTG_C_COLD)
+    if (cmd->run (run) == 0 && !cold)
       wtg_finish (run);
+    if (!cold)
+      wtg_kmsg_finish (run);
   }
   int status = wtg_exit_status (run, usage);
   wtg_send_result (run, status == WTG_EXIT_CHANNEL ? WTG_EXIT_OK : status);

@@ -149,7 +149,7 @@ static void
 wtc_json_inputs (const struct wtc_check *c, FILE *out)
 {
   static const char *const hello_keys[] = { "kernel", "arch", "fs", "workload", "seed" };
-  static const char *const result_keys[] = { "status", "readback", "readback_bad_sectors", "error" };
+  static const char *const result_keys[] = { "status", "readback", "readback_bad_sectors", "io_errors", "error" };
   fputs ("  \"guest\": {", out);
   for (size_t i = 0; i < G_N_ELEMENTS (hello_keys); i++) {
     g_autofree char *v = wtc_hello_value (c, hello_keys[i]);

@@ -32,6 +32,8 @@ wtc_text_inputs (const struct wtc_check *c, FILE *out)
   g_autofree char *readback = wtc_text_value (c, WTCH_RESULT, "readback");
   g_autofree char *rb_bad = wtc_text_value (c, WTCH_RESULT, "readback_bad_sectors");
   g_autofree char *gerr = wtc_text_value (c, WTCH_RESULT, "error");
+  g_autofree char *io_errors = wtc_text_value (c, WTCH_RESULT, "io_errors");
+  bool io_failed = io_errors && *io_errors && strcmp (io_errors, "0") != 0;
   g_autofree char *arch = wtc_text_value (c, WTCH_HELLO, "arch");
   g_autofree char *page = wtc_text_value (c, WTCH_HELLO, "page_size");
   g_autofree char *machine = arch || page
@@ -40,9 +42,10 @@ wtc_text_inputs (const struct wtc_check *c, FILE *out)
     : g_strdup ("");
   fprintf (out, "# guest: kernel %s%s, fs %s, workload %s\n", kernel ? kernel : "?",
            machine, fs ? fs : "?", workload ? workload : "?");
-  fprintf (out, "# guest result: status %s, read-back %s%s%s%s\n",
+  fprintf (out, "# guest result: status %s, read-back %s%s%s%s%s%s\n",
            status ? status : "? (no RESULT)", readback ? readback : "?",
-           rb_bad ? " (" : "", rb_bad ? rb_bad : "", rb_bad ? " bad sectors)" : "");
+           rb_bad ? " (" : "", rb_bad ? rb_bad : "", rb_bad ? " bad sectors)" : "",
+           io_failed ? ", kernel I/O errors: " : "", io_failed ? io_errors : "");
   if (gerr && *gerr)
     fprintf (out, "# guest error: %s\n", gerr);
   if (c->log_read)

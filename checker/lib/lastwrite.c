@@ -304,3 +304,70 @@ wtc_lastmap_compare (const struct wtc_lastmap *m, struct wtc_image *img,
   }
   return c.diffs;
 }
+
+/* Whether every sector the log touched holds its last logged content in
+ * image: a disk the log was applied to. */
+static bool
+wtc_image_has_log_applied (const char *log, const char *image)
+{
+  struct wtlog_header h;
+  struct wtlog_status st;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (wtc_lastmap) map = wtc_lastmap_from_log (log, &h, &st, NULL, &error);
+  if (!map)
+    return false;
+  g_autoptr (wtc_image) img = wtc_image_open (image, &error);
+  if (!img)
+    return false;
+  uint64_t touched = 0, compared = 0;
+  g_autoptr (GArray) diffs = wtc_lastmap_compare (map, img, &touched, &compared, &error);
+  return diffs && diffs->len == 0;
+}
+
+/* Whether log is a store log (header flag STORE) that was not closed. */
+static bool
+wtc_store_log_unclosed (const char *log)
+{
+  char err[512];
+  struct wtlog_header h;
+  struct wtlog_record rec;
+  struct wtlog_reader *r = wtlog_reader_open (log, &h, err, sizeof err);
+  if (!r)
+    return false;               /* the command's own reading says why */
+  bool closed = true;
+  if (h.flags & WTLOG_H_STORE) {
+    while (wtlog_reader_next (r, &rec) == 0)
+      ;
+    closed = wtlog_reader_status (r)->closed;
+  }
+  wtlog_reader_close (r);
+  return !closed;
+}
+
+bool
+wtc_store_log_applied (const char *log, const char *image, GError **error)
+{
+  if (!wtc_store_log_unclosed (log) || wtc_image_has_log_applied (log, image))
+    return true;
+  /* In a run directory, base.img is the disk at the start and the replayed
+   * disk goes beside disk.img; else the image given is taken as the start */
+  g_autofree char *dir = g_path_get_dirname (log);
+  g_autofree char *base = g_build_filename (dir, "base.img", NULL);
+  g_autofree char *replayed = g_build_filename (dir, "disk.img.replayed", NULL);
+  if (!g_file_test (base, G_FILE_TEST_IS_REGULAR)) {
+    g_free (base);
+    base = g_strdup (image);
+    g_free (replayed);
+    replayed = g_strconcat (log, ".replayed.img", NULL);
+  }
+  g_autofree char *qlog = g_shell_quote (log);
+  g_autofree char *qbase = g_shell_quote (base);
+  g_autofree char *qreplayed = g_shell_quote (replayed);
+  g_set_error (error, WTC_ERROR, 0, "%s: recorded with the log as the store (stage=on) "
+               "and not closed: nbdkit stopped before it applied the log, and %s does "
+               "not hold what the log says was written (it is the disk as it was at the "
+               "start of the run, or partly updated); make the disk after the run with: "
+               "wtrack replay %s --base %s --out %s, then give it as the image (--image %s)",
+               log, image, qlog, qbase, qreplayed, qreplayed);
+  return false;
+}

@@ -58,4 +58,13 @@ struct wtc_diff {
 GArray *wtc_lastmap_compare (const struct wtc_lastmap *m, struct wtc_image *img,
                              uint64_t *touched, uint64_t *compared, GError **error);
 
+/* Whether image holds what log describes, as far as the log can say. A log
+ * recorded as the store (header flag STORE) and not closed means the plugin
+ * died before it applied the log, so the run's disk is as it was at the
+ * start (or part way through the apply): such a log is taken only with an
+ * image every logged sector of which holds its last logged content (the
+ * log replayed, as `wtrack replay` makes it); else false, with an error
+ * saying how to make that image. */
+bool wtc_store_log_applied (const char *log, const char *image, GError **error);
+
 #endif

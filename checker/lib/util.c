@@ -283,34 +283,3 @@ wtc_image_close (struct wtc_image *img)
   g_free (img->path);
   g_free (img);
 }
-
-bool
-wtc_store_log_applied (const char *log, const char *image, GError **error)
-{
-  char err[512];
-  struct wtlog_header h;
-  struct wtlog_record rec;
-  struct wtlog_reader *r = wtlog_reader_open (log, &h, err, sizeof err);
-  if (!r)
-    return true;                /* the command's own reading says why */
-  bool closed = true;
-  if (h.flags & WTLOG_H_STORE) {
-    while (wtlog_reader_next (r, &rec) == 0)
-      ;
-    closed = wtlog_reader_status (r)->closed;
-  }
-  wtlog_reader_close (r);
-  if (closed)
-    return true;
-  g_autofree char *qlog = g_shell_quote (log);
-  g_autofree char *qimage = g_shell_quote (image);
-  g_autofree char *replayed = g_strconcat (image, ".replayed", NULL);
-  g_autofree char *qreplayed = g_shell_quote (replayed);
-  g_set_error (error, WTC_ERROR, 0, "%s: recorded with the log as the store (stage=on) "
-               "and not closed: nbdkit stopped before it applied the log, so %s is "
-               "the disk as it was at the start of the run (or partly updated); make "
-               "the disk after the run with: wtrack replay %s --base %s --out %s, "
-               "then give it as the image (--image %s)",
-               log, image, qlog, qimage, qreplayed, qreplayed);
-  return false;
-}

@@ -38,13 +38,6 @@ void wtc_json_str (FILE *out, const char *s);
  * to the reader's terminal nor forge a line of the report. */
 char *wtc_text_safe (const char *s);
 
-/* Whether image holds what log describes, as far as the log can say: false
- * (error saying what to do) when the log was recorded with
- * the log as the store (header flag STORE) and not closed, since the plugin
- * then died before applying it and the image is the disk as it was at the
- * start (or part way through the apply). */
-bool wtc_store_log_applied (const char *log, const char *image, GError **error);
-
 /* The hash of a sector of zeroes. */
 uint64_t wtc_zero_hash (void);
 
