@@ -1,8 +1,8 @@
 /* What each op of the ops workload does to a file's bytes, when the call
  * succeeded (doc/ops.md "The model"). Invariant: every byte of the image at
  * or past the size is zero, so growing the file needs no work. sector_op
- * names, for each sector, the last op that wrote, zeroed or brought it into
- * the file (0 once a truncate cut it off). */
+ * names, for each sector, the last op that wrote or zeroed part of it (0:
+ * none since it came into the file). */
 #include <string.h>
 
 #include "ops.h"
@@ -25,13 +25,16 @@ wtg_mark_sectors (struct wtg_file_model *m, uint64_t from, uint64_t to, uint32_t
     m->sector_op[s] = number;
 }
 
-/* The file grows to new_size: the bytes between read as zeros (they are). */
+/* The file grows to new_size: the bytes between read as zeros (they are).
+ * The sector that held the old EOF is the growing op's: the kernel zeroes
+ * its tail then. Sectors it adds whole were written by no op. */
 static void
 wtg_grow (struct wtg_file_model *m, uint64_t new_size, uint32_t number)
 {
   if (new_size <= m->size)
     return;
-  wtg_mark_sectors (m, m->size, new_size, number);
+  if (m->size % WTG_SECTOR)
+    m->sector_op[m->size / WTG_SECTOR] = number;
   m->size = new_size;
 }
 

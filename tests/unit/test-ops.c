@@ -203,11 +203,14 @@ test_sector_ops (void)
   ok &= x.sector_op[0] == 1 && x.sector_op[1] == 2;
   struct wtg_op t = op_of ("f1 truncate 0x1000");
   wtg_op_apply (&x.m, &t, data, 3, PAGE);
-  ok &= x.sector_op[1] == 2 && x.sector_op[2] == 3 && x.sector_op[7] == 3; /* grown */
+  ok &= x.sector_op[1] == 2 && x.sector_op[2] == 0 && x.sector_op[7] == 0; /* grown whole */
   struct wtg_op d = op_of ("f1 truncate 0x201");
   wtg_op_apply (&x.m, &d, data, 4, PAGE);
-  ok &= x.sector_op[1] == 2 && x.sector_op[2] == 0 && x.sector_op[7] == 0; /* cut off */
-  tap_ok (ok, "sector ops: writes, zeroing and growth name the op; a cut sector none");
+  ok &= x.sector_op[1] == 2 && x.sector_op[2] == 0; /* cut off */
+  struct wtg_op g = op_of ("f1 pwrite 0x1000 0x10");
+  wtg_op_apply (&x.m, &g, data, 5, PAGE);
+  ok &= x.sector_op[1] == 5 && x.sector_op[2] == 0 && x.sector_op[8] == 5; /* old EOF's tail */
+  tap_ok (ok, "sector ops: writes and zeroing name the op, growth the old EOF's sector");
 }
 
 /* Generated lists over two files, applied to model and reference. */
