@@ -19,6 +19,9 @@ wtmf_op_kind_name (uint32_t kind)
     [WTMF_OP_TRUNCATE] = "truncate", [WTMF_OP_PUNCH] = "punch",
     [WTMF_OP_MSYNC] = "msync", [WTMF_OP_FSYNC] = "fsync",
     [WTMF_OP_FALLOCATE] = "fallocate", [WTMF_OP_MUNMAP] = "munmap",
+    [WTMF_OP_DIRECT_WRITE] = "direct-write", [WTMF_OP_ZERO] = "zero",
+    [WTMF_OP_SYNC_RANGE] = "sync-range", [WTMF_OP_FDATASYNC] = "fdatasync",
+    [WTMF_OP_FADVISE] = "fadvise",
   };
   if (kind < sizeof names / sizeof names[0] && names[kind])
     return names[kind];

@@ -58,8 +58,13 @@ enum wtmf_op_kind {
   WTMF_OP_FSYNC = 6,
   WTMF_OP_FALLOCATE = 7,
   WTMF_OP_MUNMAP = 8,
+  WTMF_OP_DIRECT_WRITE = 9,     /* a write through O_DIRECT */
+  WTMF_OP_ZERO = 10,            /* fallocate ZERO_RANGE */
+  WTMF_OP_SYNC_RANGE = 11,
+  WTMF_OP_FDATASYNC = 12,
+  WTMF_OP_FADVISE = 13,         /* posix_fadvise DONTNEED */
 };
-#define WTMF_OP_KIND_MAX 8
+#define WTMF_OP_KIND_MAX 13
 
 struct wtmf_extent {
   uint64_t logical;

@@ -44,6 +44,8 @@ struct wtg_options {
   uint32_t windows;
   uint32_t threads;
   uint64_t ops;
+  const char *ops_file;         /* ops: run the ops of this file */
+  uint32_t op_weights[32];      /* ops: by enum wtg_op_kind (guest/ops.h) */
   uint32_t fsync_every;
   uint32_t fill_sync_every;      /* pwrite: syncfs after each N fill blocks */
   int status;                   /* result: --status */
@@ -171,6 +173,7 @@ int wtg_send_manifest (struct wtg_run *run, uint32_t checkpoint);
 int wtg_linus2006 (struct wtg_run *run);
 int wtg_torrent (struct wtg_run *run);
 int wtg_pwrite (struct wtg_run *run);
+int wtg_ops (struct wtg_run *run);
 int wtg_manifest_files (struct wtg_run *run);
 int wtg_cold (struct wtg_run *run);
 

@@ -13,6 +13,7 @@
 #include "channel.h"
 #include "channel-writer.h"
 #include "guest.h"
+#include "ops.h"
 
 #ifndef WTG_VERSION
 #define WTG_VERSION "0.1"
@@ -22,10 +23,11 @@
 enum {
   WTG_C_LINUS = 1, WTG_C_TORRENT = 2, WTG_C_PWRITE = 4, WTG_C_MANIFEST = 8,
   WTG_C_RESULT = 16, WTG_C_MARK = 32, WTG_C_TEXT = 64, WTG_C_COLD = 128,
+  WTG_C_OPS = 256,
 };
-#define WTG_C_WORKLOADS (WTG_C_LINUS | WTG_C_TORRENT | WTG_C_PWRITE)
+#define WTG_C_WORKLOADS (WTG_C_LINUS | WTG_C_TORRENT | WTG_C_PWRITE | WTG_C_OPS)
 #define WTG_C_MESSAGES (WTG_C_RESULT | WTG_C_MARK | WTG_C_TEXT)
-#define WTG_C_ALL 255
+#define WTG_C_ALL 511
 
 struct wtg_command {
   const char *name;
@@ -37,6 +39,7 @@ static const struct wtg_command wtg_commands[] = {
   { "linus2006", WTG_C_LINUS, wtg_linus2006 },
   { "torrent", WTG_C_TORRENT, wtg_torrent },
   { "pwrite", WTG_C_PWRITE, wtg_pwrite },
+  { "ops", WTG_C_OPS, wtg_ops },
   { "manifest", WTG_C_MANIFEST, wtg_manifest_files },
   { "cold", WTG_C_COLD, wtg_cold },
   { "result", WTG_C_RESULT, NULL },
@@ -50,7 +53,7 @@ enum {
   WTG_O_CHECKPOINT, WTG_O_FS_ROOT, WTG_O_MANIFEST_OUT, WTG_O_SIZE, WTG_O_CHUNK,
   WTG_O_PASSES, WTG_O_FILES, WTG_O_PIECE, WTG_O_WINDOWS, WTG_O_THREADS,
   WTG_O_OPS, WTG_O_FSYNC_EVERY, WTG_O_FILL_SYNC_EVERY, WTG_O_STATUS, WTG_O_ERROR, WTG_O_VERBOSE,
-  WTG_O_HELP, WTG_O_WARM,
+  WTG_O_HELP, WTG_O_WARM, WTG_O_OPS_FILE, WTG_O_OP_WEIGHTS,
 };
 
 static const struct option wtg_long_options[] = {
@@ -76,6 +79,8 @@ static const struct option wtg_long_options[] = {
   { "verbose", no_argument, NULL, WTG_O_VERBOSE },
   { "help", no_argument, NULL, WTG_O_HELP },
   { "warm", required_argument, NULL, WTG_O_WARM },
+  { "ops-file", required_argument, NULL, WTG_O_OPS_FILE },
+  { "op-weights", required_argument, NULL, WTG_O_OP_WEIGHTS },
   { NULL, 0, NULL, 0 },
 };
 
@@ -92,11 +97,11 @@ static const unsigned wtg_option_scope[] = {
   WTG_SCOPE (WTG_O_SIZE) = WTG_C_WORKLOADS,
   WTG_SCOPE (WTG_O_CHUNK) = WTG_C_LINUS,
   WTG_SCOPE (WTG_O_PASSES) = WTG_C_LINUS,
-  WTG_SCOPE (WTG_O_FILES) = WTG_C_TORRENT | WTG_C_PWRITE,
+  WTG_SCOPE (WTG_O_FILES) = WTG_C_TORRENT | WTG_C_PWRITE | WTG_C_OPS,
   WTG_SCOPE (WTG_O_PIECE) = WTG_C_TORRENT,
   WTG_SCOPE (WTG_O_WINDOWS) = WTG_C_TORRENT,
   WTG_SCOPE (WTG_O_THREADS) = WTG_C_TORRENT,
-  WTG_SCOPE (WTG_O_OPS) = WTG_C_PWRITE,
+  WTG_SCOPE (WTG_O_OPS) = WTG_C_PWRITE | WTG_C_OPS,
   WTG_SCOPE (WTG_O_FSYNC_EVERY) = WTG_C_PWRITE,
   WTG_SCOPE (WTG_O_FILL_SYNC_EVERY) = WTG_C_PWRITE,
   WTG_SCOPE (WTG_O_STATUS) = WTG_C_RESULT,
@@ -104,7 +109,11 @@ static const unsigned wtg_option_scope[] = {
   WTG_SCOPE (WTG_O_VERBOSE) = WTG_C_ALL,
   WTG_SCOPE (WTG_O_HELP) = WTG_C_ALL,
   WTG_SCOPE (WTG_O_WARM) = WTG_C_COLD,
+  WTG_SCOPE (WTG_O_OPS_FILE) = WTG_C_OPS,
+  WTG_SCOPE (WTG_O_OP_WEIGHTS) = WTG_C_OPS,
 };
+_Static_assert (WTG_W_COUNT <= sizeof ((struct wtg_options *) 0)->op_weights
+                / sizeof (uint32_t), "op_weights holds every op kind");
 
 static void
 wtg_usage (FILE *out)
@@ -131,6 +140,12 @@ wtg_usage (FILE *out)
 "              eviction, ~5%% of pieces rewritten, several threads\n"
 "  pwrite      fill sequentially, then random pwrite of 512 B..64 KiB (a\n"
 "              quarter unaligned) with periodic fsync of every file\n"
+"  ops         a seeded list of ops (doc/ops.md) over small files, each done\n"
+"              as the kernel sees it: pwrite, write, O_DIRECT dwrite, mwrite\n"
+"              through a kept MAP_SHARED mapping, msync, munmap, truncate,\n"
+"              falloc, fpunch, fzero, fsync, fdatasync, sync_range, fadvise;\n"
+"              each op is a MARK \"op N LINE\"; a kernel surprise is a MARK\n"
+"              \"surprise op N: ...\", counted in RESULT surprises=\n"
 "  manifest    only the manifest of existing FILEs (hashes read from them)\n"
 "  cold        after a reboot: every file the final manifest on the warm\n"
 "              channel DEV lists, read back under MOUNT (size, per-sector\n"
@@ -149,7 +164,8 @@ wtg_usage (FILE *out)
 "                         point of DIR, from /proc/self/mountinfo)\n"
 "  --manifest-out FILE    also write the final manifest to FILE\n"
 "  --size SIZE            bytes per file, K/M/G suffixes (linus2006 100M,\n"
-"                         torrent 16M, pwrite 8M)\n"
+"                         torrent 16M, pwrite 8M; ops 256K, the size limit,\n"
+"                         a page multiple)\n"
 "  --verbose              print every MARK on stderr\n"
 "  --help                 this text\n"
 "linus2006:\n"
@@ -168,6 +184,13 @@ wtg_usage (FILE *out)
 "  --fill-sync-every N    syncfs after each N blocks (64 KiB) of a file's fill,\n"
 "                         so the disk's metadata holds the files as they grow\n"
 "                         (default 0: never)\n"
+"ops:\n"
+"  --files N              files (default 2), empty at the start\n"
+"  --ops N                ops to generate (default 400)\n"
+"  --op-weights N=W,...   weight of each op kind and of mwrite_eof (doc/ops.md;\n"
+"                         ':' may separate too; all=W sets every one);\n"
+"                         unknown names and all zero are refused\n"
+"  --ops-file FILE        run the ops of FILE (ops.txt syntax) instead\n"
 "cold:\n"
 "  --warm DEV             the run's channel (read only), holding the manifest\n"
 "result:\n"
@@ -217,14 +240,16 @@ wtg_defaults (struct wtg_options *o, unsigned cmd)
 {
   o->seed = 1;
   o->channel_timeout = 60;
-  o->size = cmd == WTG_C_LINUS ? 100u << 20 : cmd == WTG_C_TORRENT ? 16u << 20 : 8u << 20;
+  o->size = cmd == WTG_C_LINUS ? 100u << 20 : cmd == WTG_C_TORRENT ? 16u << 20
+    : cmd == WTG_C_OPS ? 256u << 10 : 8u << 20;
   o->chunk = 1460;
   o->passes = 1;
   o->files = cmd == WTG_C_TORRENT ? 4 : 2;
   o->piece = 256u << 10;
   o->windows = 8;
   o->threads = 2;
-  o->ops = 1000;
+  o->ops = cmd == WTG_C_OPS ? 400 : 1000;
+  wtg_op_default_weights (o->op_weights);
   o->fsync_every = 100;
   o->status = 1;
 }
@@ -261,7 +286,9 @@ wtg_apply_option (struct wtg_options *o, int opt, const char *arg)
   case WTG_O_THREADS:
     if (wtg_parse_range (arg, 1, 256, &v)) return "not a number in 1..256";
     o->threads = (uint32_t) v; return NULL;
-  case WTG_O_OPS: return wtg_parse_u64 (arg, &o->ops) ? "not a number" : NULL;
+  case WTG_O_OPS:
+    return wtg_parse_u64 (arg, &o->ops) || o->ops > 100000000 ? "not a number in 0..100000000"
+      : NULL;
   case WTG_O_FSYNC_EVERY:
     if (wtg_parse_range (arg, 0, UINT32_MAX, &v)) return "not a number";
     o->fsync_every = (uint32_t) v; return NULL;
@@ -274,6 +301,11 @@ wtg_apply_option (struct wtg_options *o, int opt, const char *arg)
   case WTG_O_ERROR: o->error = arg; return NULL;
   case WTG_O_VERBOSE: o->verbose = true; return NULL;
   case WTG_O_WARM: o->warm = arg; return NULL;
+  case WTG_O_OPS_FILE: o->ops_file = arg; return NULL;
+  case WTG_O_OP_WEIGHTS: {
+    static char why[300];
+    return wtg_op_parse_weights (arg, o->op_weights, why, sizeof why) ? why : NULL;
+  }
   default: return "unknown";
   }
 }

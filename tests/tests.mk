@@ -26,6 +26,10 @@ TEST_HELPERS += tests/tools/faultset
 tests/tools/faultset: tests/tools/faultset.c common/libwtcommon.a
 	$(CC) $(ALL_CFLAGS) $(GLIB_CFLAGS) $< common/libwtcommon.a $(GLIB_LIBS) -o $@
 
+# A kernel finding of the ops workload reproduced without wtrack
+# (doc/ops.md "Found so far").
+TEST_HELPERS += tests/tools/eof-mmap-dio
+
 # check: the large synthetic run of scripts/bench-check, and the worst case
 # a guest can make within a 64 MiB channel (tests/test-checker-worst.sh;
 # for crash's oracle, tests/test-crash-many-files.sh).
@@ -53,6 +57,13 @@ tests/asan/test-%.sh: tests/test-%.sh tests/asan-run.sh
 	@mkdir -p tests/asan
 	ln -sf ../asan-run.sh $@
 CLEAN_FILES += $(SAN_SHELL_TESTS)
+
+# The ops workload's list and model, built from the guest's sources.
+WT_OPS_SRCS = guest/ops-list.c guest/ops-model.c guest/rng.c
+tests/unit/test-ops: tests/unit/test-ops.c tests/unit/tap.h $(WT_OPS_SRCS) guest/ops.h guest/guest.h common/libwtcommon.a
+	$(CC) $(ALL_CFLAGS) -I tests/unit -I guest $< $(WT_OPS_SRCS) common/libwtcommon.a -o $@
+tests/unit/test-ops-asan: tests/unit/test-ops.c tests/unit/tap.h $(WT_OPS_SRCS) guest/ops.h guest/guest.h common/libwtcommon-asan.a
+	$(CC) $(SAN_CFLAGS) -I tests/unit -I guest $< $(WT_OPS_SRCS) common/libwtcommon-asan.a -o $@
 
 # The plugin's index, built from its source (it needs no nbdkit).
 tests/unit/test-index: plugin/index.c plugin/index.h

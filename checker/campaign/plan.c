@@ -398,7 +398,7 @@ struct wtc_campaign *
 wtc_campaign_load (const char *path, const struct wtc_campaign_axes *axes, GError **error)
 {
   static const char *const fs_names[] = { "ext2", "ext3", "ext4", "xfs", "btrfs", NULL };
-  static const char *const workload_names[] = { "linus2006", "torrent", "pwrite", NULL };
+  static const char *const workload_names[] = { "linus2006", "torrent", "pwrite", "ops", NULL };
   g_autoptr (wtc_campaign) c = g_new0 (struct wtc_campaign, 1);
   c->opts = g_ptr_array_new_with_free_func ((GDestroyNotify) wtc_copt_free);
   c->variants = g_ptr_array_new_with_free_func ((GDestroyNotify) wtc_variant_free);

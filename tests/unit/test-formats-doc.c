@@ -619,8 +619,11 @@ check_manifest (void)
     { "TRUNCATE", WTMF_OP_TRUNCATE }, { "PUNCH", WTMF_OP_PUNCH },
     { "MSYNC", WTMF_OP_MSYNC }, { "FSYNC", WTMF_OP_FSYNC },
     { "FALLOCATE", WTMF_OP_FALLOCATE }, { "MUNMAP", WTMF_OP_MUNMAP },
+    { "DIRECT_WRITE", WTMF_OP_DIRECT_WRITE }, { "ZERO", WTMF_OP_ZERO },
+    { "SYNC_RANGE", WTMF_OP_SYNC_RANGE }, { "FDATASYNC", WTMF_OP_FDATASYNC },
+    { "FADVISE", WTMF_OP_FADVISE },
   };
-  check_values ("manifest op kinds", "The manifest", "Op kinds", kinds, 8,
+  check_values ("manifest op kinds", "The manifest", "Op kinds", kinds, 13,
                 false, WTMF_OP_KIND_MAX);
   const struct named mflags[] = { { "COLD", WTMF_FLAG_COLD } };
   check_values ("manifest flags", "The manifest", "Manifest flags", mflags, 1,

@@ -1,0 +1,122 @@
+/* The ops workload's op list and its model, free of system calls so the
+ * unit tests (tests/unit/test-ops.c) can hold them to a reference: the op
+ * kinds, the line syntax of ops.txt (doc/ops.md), the seeded generator and
+ * what each op does to a file's bytes. guest/wl-ops.c runs them. */
+#ifndef WTG_OPS_H
+#define WTG_OPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct wtg_rng;
+
+enum wtg_op_kind {
+  WTG_OK_PWRITE,                /* buffered pwrite(2) */
+  WTG_OK_WRITE,                 /* lseek(2) then write(2) at the position */
+  WTG_OK_DWRITE,                /* pwrite(2) on an O_DIRECT descriptor */
+  WTG_OK_MWRITE,                /* memcpy into the file's MAP_SHARED mapping */
+  WTG_OK_MSYNC,                 /* msync of the mapping; -a: MS_ASYNC */
+  WTG_OK_MUNMAP,
+  WTG_OK_TRUNCATE,
+  WTG_OK_FALLOC,                /* fallocate mode 0; -k: KEEP_SIZE */
+  WTG_OK_FPUNCH,                /* PUNCH_HOLE | KEEP_SIZE */
+  WTG_OK_FZERO,                 /* ZERO_RANGE; -k: | KEEP_SIZE */
+  WTG_OK_FSYNC,
+  WTG_OK_FDATASYNC,
+  WTG_OK_SYNC_RANGE,            /* sync_file_range, all three flags */
+  WTG_OK_FADVISE,               /* posix_fadvise DONTNEED */
+  WTG_OK_COUNT
+};
+
+/* Which arguments a kind's line has. */
+enum wtg_op_shape { WTG_SHAPE_RANGE, WTG_SHAPE_SIZE, WTG_SHAPE_NONE };
+
+#define WTG_OPF_KEEP_SIZE 1u     /* falloc -k, fzero -k */
+#define WTG_OPF_ASYNC 2u         /* msync -a */
+#define WTG_OPF_PAST_EOF 4u      /* mwrite -e: store past EOF in its page too */
+
+/* --op-weights: one weight per kind, then mwrite_eof, the weight of mapped
+ * writes that cross EOF with -e. */
+#define WTG_W_MWRITE_EOF WTG_OK_COUNT
+#define WTG_W_COUNT (WTG_OK_COUNT + 1)
+
+struct wtg_op {
+  uint32_t kind;                /* enum wtg_op_kind */
+  uint32_t file;                /* from 1 */
+  uint32_t flags;               /* WTG_OPF_* */
+  uint64_t off;                 /* truncate: the new size */
+  uint64_t len;
+};
+
+const char *wtg_op_name (uint32_t kind);
+enum wtg_op_shape wtg_op_shape (uint32_t kind);
+/* The flag letter a kind takes ('k', 'a'), or 0. */
+char wtg_op_flag_letter (uint32_t kind);
+
+/* One line of ops.txt, without a newline: "f1 pwrite 0x2000 0x800". */
+void wtg_op_format (const struct wtg_op *op, char *out, size_t cap);
+
+/* Limits a parsed or generated op must keep: files 1..files, every byte
+ * it names below size_limit. */
+struct wtg_op_limits {
+  uint32_t files;
+  uint64_t size_limit;
+};
+
+/* Parse one line (blank and "#" lines give 0 and *is_op false). Returns 0,
+ * or -1 with *column (from 1) and err saying what is wrong there. */
+int wtg_op_parse (const char *line, const struct wtg_op_limits *lim,
+                  struct wtg_op *op, bool *is_op, unsigned *column,
+                  char *err, size_t errlen);
+/* A whole ops file's text: the ops in *ops (malloc'd), or -1 with err
+ * naming the line and column. */
+int wtg_ops_parse_text (const char *text, const struct wtg_op_limits *lim,
+                        struct wtg_op **ops, uint64_t *nops, char *err,
+                        size_t errlen);
+
+/* --op-weights "name=W,..." (or ':' between): the names given replace the defaults in
+ * weights[WTG_W_COUNT] (the others keep theirs; "all=0" first to run only
+ * the named ones). Returns 0, or -1 with err (an unknown name, a bad
+ * weight, every weight zero). */
+void wtg_op_default_weights (uint32_t *weights);
+int wtg_op_parse_weights (const char *spec, uint32_t *weights, char *err,
+                          size_t errlen);
+
+/* The model of one file: its bytes up to cap (every byte at or past size
+ * is zero), and the op that last wrote each sector (0: none). */
+struct wtg_file_model {
+  unsigned char *image;
+  uint32_t *sector_op;
+  uint64_t size;
+  uint64_t cap;                 /* bytes image holds, a multiple of 512 */
+};
+
+/* What an op does to the model, when the call succeeded. data: the bytes
+ * a write stores (len of them); number: its op number for sector_op.
+ * page: the page size (a mapped write reaches the page holding EOF only).
+ * Returns the bytes of the file the op stored or zeroed. The caller keeps
+ * ops within cap (wtg_op_fits). */
+uint64_t wtg_op_apply (struct wtg_file_model *m, const struct wtg_op *op,
+                       const unsigned char *data, uint32_t number,
+                       uint64_t page);
+/* Whether op, applied to a file of size, stays within the size limit. */
+bool wtg_op_fits (const struct wtg_op *op, uint64_t size, uint64_t size_limit);
+/* The bytes a mapped write at off..off+len stores: up to EOF, or with
+ * past_eof (-e) up to the end of the page holding EOF; 0 when none. */
+uint64_t wtg_mwrite_reach (uint64_t size, uint64_t off, uint64_t len,
+                           uint64_t page, bool past_eof);
+
+/* The generator: n ops over files of at most size_limit bytes each, drawn
+ * so that consecutive ops meet (near the last op, on page and block edges,
+ * at EOF). It follows the files' sizes as the ops would leave them. */
+struct wtg_op_gen_params {
+  uint32_t files;
+  uint64_t size_limit;
+  uint64_t page;
+  const uint32_t *weights;      /* WTG_W_COUNT of them */
+};
+int wtg_ops_generate (struct wtg_rng *rng, const struct wtg_op_gen_params *p,
+                      uint64_t n, struct wtg_op **ops);
+
+#endif
