@@ -305,3 +305,21 @@ stop_nbdkit () {
   while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
   rm -f "$T/$name.pid"
 }
+
+# replay_killed_log LOG BASE OUT: wtrack replay of the log a killed nbdkit
+# left, judged by replay's own verdict, not by OUT's existence: exit 0 for
+# an unclosed log, 2 for a torn one, and every record wtrack dump reads
+# applied (replay --verbose says "up to seq" the dump's last seq).
+replay_killed_log () {
+  local log=$1 base=$2 out=$3 end last rc
+  end=$("$WTRACK" dump --json "$log" 2>/dev/null | jq -r 'select(.end) | .end')
+  last=$("$WTRACK" dump --json "$log" 2>/dev/null | jq -s '[.[] | select(.seq)][-1].seq')
+  "$WTRACK" replay --verbose "$log" --base "$base" --out "$out" 2>"$out.err"
+  rc=$?
+  diag "replay of the $end log (last seq $last): exit $rc, $(tail -n 1 "$out.err")"
+  case "$end/$rc" in
+    unclosed/0 | torn/2) ;;
+    *) return 1 ;;
+  esac
+  grep -q " up to seq $last: " "$out.err"
+}

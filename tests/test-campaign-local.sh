@@ -124,8 +124,12 @@ check "summary.txt, summary.json and results.xml agree (lossy campaign)" \
 bad=$out/cells/$(head -n 1 "$T/lossy.ids")
 check "a damaged cell keeps everything; wtrack check on it finds the damage (exit 1)" \
   bash -c "[ -f '$bad/disk.img' ] && [ -f '$bad/writes.wtlog' ] && { '$WTRACK' check '$bad' >/dev/null; [ \$? = 1 ]; }"
-check "summary.txt names the damaged cell, its classes and its folder" \
-  grep -q "$(basename "$bad"): [0-9]* bad sectors (.*lost=.*): $bad" "$out/summary.txt"
+# The counts as the cell's own report.json has them (not an empty count,
+# not lost=0): the number of bad sectors and the lost class, both non-zero.
+nbad=$(jq '.bad_sectors' "$bad/report.json")
+nlost=$(jq '.by_class.lost' "$bad/report.json")
+check "summary.txt names the damaged cell, its $nbad bad sectors, lost=$nlost and its folder" \
+  test "$nbad" -gt 0 -a "$nlost" -gt 0 -a -n "$(grep -E "^  $(basename "$bad"): $nbad bad sectors \((.* )?lost=${nlost}[ )].*: $bad\$" "$out/summary.txt")"
 
 # summary.html as a person opens it: headless Chromium, no console message,
 # a grid cell per summary.json grid entry, a link per damaged cell

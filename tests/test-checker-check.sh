@@ -2,14 +2,15 @@
 # wtrack check (and verify) on run directories with known damage, made by
 # tests/unit/test-check-classes: every class, the precedence cases, a
 # partial last sector, an unwritten extent, holes, content shared by
-# neighbouring sectors; clean, torn, no manifest.
+# neighbouring sectors; clean, torn, no manifest; a partial ZERO, a file in
+# two extents apart on the disk, a file whose size alone changed cold.
 . "$(dirname "$0")/lib.sh"
 require_tools /usr/bin/python3 truncate
 GEN=$TOP/tests/unit/test-check-classes
 require_built "$WTRACK" "$GEN"
-plan 20
+plan 26
 
-for s in clean damaged nomanifest; do "$GEN" --make "$T/$s" $s; done
+for s in clean damaged nomanifest zeroed coldgrew; do "$GEN" --make "$T/$s" $s; done
 
 # The bad sectors of a JSON report, one "PATH FILE_SECTOR DISK_SECTOR CLASS"
 # line each, sorted, in the generator's truth.txt format.
@@ -59,6 +60,27 @@ check "damaged: the op's time is mapped onto the log clock through the MARKs" \
 check "damaged: verdict line for the partial-sector file" \
   grep -q '^/data/f2: 1 sector lost in 1 page; page cache was correct' "$T/damaged.txt"
 check "damaged: page view" grep -q '^  page 2 of /data/f1: sectors 4-7 of 8 lied; sectors 0-3 of 8 overwritten$' "$T/damaged.txt"
+
+# A sector expecting zeros that only a partial ZERO touched: the log never
+# said the whole sector held zeros, so the disk did not lie about it. And a
+# file whose two sectors are apart on the disk: two runs.
+"$WTRACK" check "$T/zeroed" --json "$T/zeroed.json" >"$T/zeroed.txt"; rc=$?
+bad_sectors "$T/zeroed.json" >"$T/zgot.txt"
+check "zeroed: exit 1, three bad sectors" test "$rc" = 1 -a "$(json_get "$T/zeroed.json" 'd["bad_sectors"]')" = 3
+check "zeroed: a sector hit by a partial ZERO is lost, not lied; runs split where the disk jumps" \
+  test "$(cat "$T/zgot.txt")" = "$(sort "$T/zeroed/truth.txt")"
+check "zeroed: file sectors contiguous but not on the disk make two runs" \
+  test "$(json_get "$T/zeroed.json" '[(r["disk_sector"], r["sectors"]) for r in d["files"][3]["runs"]]')" = "[(7300, 1), (7310, 1)]"
+check "zeroed: readback=mismatch says the page cache was wrong too" \
+  grep -q '^/data/f3: 1 sector lost in 1 page; page cache was wrong too' "$T/zeroed.txt"
+
+# After the reboot a file grew a zero tail, every sector as expected: the
+# size alone makes the file, and the disk, damaged.
+"$WTRACK" check "$T/coldgrew" --json "$T/coldgrew.json" >"$T/coldgrew.txt"; rc=$?
+check "coldgrew: exit 1, warm clean, cold damaged" \
+  test "$rc $(json_get "$T/coldgrew.json" 'd["bad_sectors"], d["cold"]["verdict"], d["verdict"]')" = "1 0 damaged damaged"
+check "coldgrew: 1 file damaged, 1 size changed, 0 bad sectors" \
+  test "$(json_get "$T/coldgrew.json" 'd["cold"]["files_damaged"], d["cold"]["size_changed"], d["cold"]["bad_sectors"]')" = "1 1 0"
 
 "$WTRACK" check --quiet --max-runs 1 "$T/damaged" >"$T/quiet.txt"
 check "--quiet: verdict lines only (3 files, 1 total)" test "$(wc -l <"$T/quiet.txt")" = 4

@@ -8,7 +8,7 @@
 require_tools jq truncate cmp
 require_built "$WTRACK" "$TOP/tests/tools/craftlog"
 [ -x /usr/bin/time ] || skip_all "missing tool: /usr/bin/time"
-plan 20
+plan 21
 CRAFT=$TOP/tests/tools/craftlog
 LIMIT_KB=$((48 * 1024))
 
@@ -52,6 +52,13 @@ truncate -s -512 "$T/data.dm"
 check "one sector of it missing is refused (exit 2)" test $? = 2
 check "... naming the entry and its byte" \
   grep -q 'bad entry 1 at byte 1024: cut short: its data runs past the end of the log' "$T/data.err"
+
+# A FLUSH on a write entry is a preflush: a FLUSH record before the write.
+import_dm preflush write:0:8 fwrite:8:8
+check "a write entry with FLUSH is imported as FLUSH then WRITE" \
+  test "$status" = 0 -a "$("$WTRACK" dump --json "$T/preflush.wtlog" |
+    jq -s -c '[.[] | select(.seq and .type != "OPEN" and .type != "CLOSE") | [.type, .offset]]')" \
+    = '[["WRITE",0],["FLUSH",0],["WRITE",4096]]'
 
 # A 128 MiB entry (a hole in a sparse file): read and logged 8 MiB at a
 # time, never whole (it was read whole, and past 4 GiB its record size

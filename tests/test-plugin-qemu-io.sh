@@ -1,11 +1,11 @@
 #!/bin/bash
 # The plugin under qemu-io (aligned and unaligned writes, write -z, discard,
-# flush, FUA) and nbdsh (requests qemu would align itself): the log replays
+# flush, FUA) and nbdsh (requests qemu would align itself, a FUA trim): the log replays
 # to the image, every hash matches, seq has no gaps, both exports are logged.
 . "$(dirname "$0")/lib.sh"
 require_tools nbdkit qemu-io jq cmp
 require_built "$PLUGIN" "$WTRACK"
-plan 19
+plan 20
 
 sock=$T/nbd.sock
 log=$T/writes.wtlog
@@ -39,6 +39,7 @@ h.pwrite(b"\x67" * 5000, 3 * 1048576 + 4000)
 h.zero(700, 3 * 1048576 + 20000)
 h.trim(30000, 3 * 1048576 + 3000)
 h.zero(65536, 4 * 1048576, nbd.CMD_FLAG_NO_HOLE)
+h.trim(65536, 5 * 1048576, nbd.CMD_FLAG_FUA)
 h.flush()
 '
 check_fails "an unknown export name is refused" \
@@ -84,6 +85,9 @@ check "OPEN records name both exports, conns from 1" \
 check "the FUA write is logged with FUA" \
   test "$(recs | jq -s '[.[] | select(.type == "WRITE" and .offset == 1048576
                             and (.flags | index("FUA")))] | length')" = 1
+check "the FUA trim is logged with FUA, the others without" \
+  test "$(recs | jq -s -c '[.[] | select(.type == "TRIM") | [.offset, (.flags | index("FUA") != null)]]')" \
+       = "[[524288,false],[$((3 * 1048576 + 3072)),false],[$((5 * 1048576)),true]]"
 check "the channel write is a CHANNEL record with its hashes" \
   test "$(recs | jq -s -c '[.[] | select(.type == "CHANNEL") | [.offset, .length, (.hashes | length)]]')" \
        = '[[0,1024,2]]'
@@ -92,7 +96,7 @@ check "an unaligned zero is logged as a WRITE with hashes" \
                             and .length == 700 and (.hashes | length) == 2)] | length')" = 1
 check "an unaligned trim is shrunk to the whole sectors inside it" \
   test "$(recs | jq -s -c '[.[] | select(.type == "TRIM") | [.offset, .length]]')" \
-       = "[[524288,131072],[$((3 * 1048576 + 3072)),29696]]"
+       = "[[524288,131072],[$((3 * 1048576 + 3072)),29696],[$((5 * 1048576)),65536]]"
 
 check "wtrack replay on base.img gives disk.img" \
   "$WTRACK" replay "$log" --base "$T/base.img" --out "$T/replayed.img"

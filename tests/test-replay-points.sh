@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 require_tools nbdkit qemu-io qemu-img jq cmp
 require_built "$PLUGIN" "$WTRACK" "$GUEST"
-plan 16
+plan 18
 
 sock=$T/nbd.sock
 log=$T/writes.wtlog
@@ -72,6 +72,19 @@ check "--to-seq gives the disk at that seq" cmp "$T/seq.img" "$T/snap-a.img"
 check "--to-flush K gives the disk after the K-th flush" cmp "$T/flush.img" "$T/snap-a.img"
 "$WTRACK" replay "$log" --base "$T/base.img" --out "$T/time.img" --to-time "${tend_a}ns"
 check "--to-time gives the disk at that time" cmp "$T/time.img" "$T/snap-a.img"
+# The boundary, record by record: the last data record before point a (seq
+# w, ending at tw) is applied by --to-time tw, and not by --to-time tw-1ns.
+read -r w tw < <("$WTRACK" dump --json "$log" | jq -s -r --argjson a "$seq_a" '
+  [.[] | select(.seq and .seq <= $a and (.type == "WRITE" or .type == "ZERO" or .type == "TRIM"))][-1] |
+  "\(.seq) \(.t_end)"')
+"$WTRACK" replay "$log" --base "$T/base.img" --out "$T/seq-w.img" --to-seq "$w"
+"$WTRACK" replay "$log" --base "$T/base.img" --out "$T/seq-w1.img" --to-seq "$((w - 1))"
+"$WTRACK" replay "$log" --base "$T/base.img" --out "$T/time-w.img" --to-time "${tw}ns"
+"$WTRACK" replay "$log" --base "$T/base.img" --out "$T/time-w1.img" --to-time "$((tw - 1))ns"
+check "--to-time T applies the record ending exactly at T (seq $w)" \
+  cmp "$T/time-w.img" "$T/seq-w.img"
+check "--to-time T-1ns stops before it (and that record changed the disk)" \
+  bash -c "cmp '$T/time-w1.img' '$T/seq-w1.img' && ! cmp -s '$T/seq-w1.img' '$T/seq-w.img'"
 "$WTRACK" replay "$log" --base "$T/base.img" --out "$T/mark-a.img" \
   --channel "$T/channel.bin" --to-mark "after a"
 check "--to-mark gives the disk when the guest sent the MARK" \

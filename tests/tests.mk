@@ -83,3 +83,11 @@ tests/unit/$(1)/test-byteorder: tests/unit/test-byteorder.c tests/unit/tap.h $(C
 endef
 $(foreach a,$(CROSS_ARCHES),$(eval $(call WT_CROSS_BYTEORDER,$(a))))
 TEST_HELPERS += $(foreach a,$(GUEST_ARCHES),tests/unit/$(a)/test-byteorder)
+
+# Mutation testing (doc/mutation.md): tests/mutate.py builds this target in
+# a scratch copy of the tree after each mutant. Not part of check (it takes
+# most of 40 minutes); tests/test-mutate-sample.sh runs five of them.
+.PHONY: mutate mutate-targets
+mutate-targets: all $(TEST_PROGRAMS) $(TEST_HELPERS)
+mutate: mutate-targets
+	tests/mutate.py

@@ -228,7 +228,9 @@ wtc_image_open (const char *path, GError **error)
   img->fd = fd;
   img->path = g_strdup (path);
   img->size = (uint64_t) size;
-  img->window = g_malloc (WTC_IMAGE_WINDOW);
+  /* No bigger than the image: a small disk (a test's, a fuzzer's) is not
+   * worth an 8 MiB buffer per open. */
+  img->window = g_malloc (MIN ((uint64_t) WTC_IMAGE_WINDOW, img->size));
   return img;
 }
 

@@ -1,8 +1,14 @@
 /* Helpers of the libFuzzer harnesses: see fuzz-util.h. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "channel.h"
@@ -12,12 +18,12 @@
 #include "manifest.h"
 #include "wtlog.h"
 
-#define WTFZ_SLOTS 4
+#define WTFZ_SLOTS 8
 
 const char *
 wtfz_file (int slot, const uint8_t *data, size_t len)
 {
-  static int fds[WTFZ_SLOTS] = { -1, -1, -1, -1 };
+  static int fds[WTFZ_SLOTS] = { -1, -1, -1, -1, -1, -1, -1, -1 };
   static char paths[WTFZ_SLOTS][40];
   if (fds[slot] < 0) {
     fds[slot] = memfd_create ("wtrack-fuzz", 0);
@@ -43,6 +49,117 @@ wtfz_touch (const void *p, size_t len)
   for (size_t i = 0; i < len; i++)
     sum ^= b[i];
   (void) sum;
+}
+
+static void
+wtfz_die (const char *what, const char *object)
+{
+  fprintf (stderr, "fuzz: %s: %s: %s\n", what, object, strerror (errno));
+  abort ();
+}
+
+void
+wtfz_quiet_stdout (void)
+{
+  int null = open ("/dev/null", O_WRONLY);
+  if (null < 0 || dup2 (null, STDOUT_FILENO) < 0)
+    wtfz_die ("open", "/dev/null");
+  close (null);
+}
+
+const char *
+wtfz_seeds_dir (void)
+{
+  static char dir[PATH_MAX];
+  const char *env = getenv ("WTRACK_FUZZ_SEEDS");
+  if (env && *env)
+    return env;
+  if (!dir[0]) {
+    char exe[PATH_MAX];
+    ssize_t n = readlink ("/proc/self/exe", exe, sizeof exe - 1);
+    if (n < 0)
+      wtfz_die ("readlink", "/proc/self/exe");
+    exe[n] = '\0';
+    snprintf (dir, sizeof dir, "%s/seeds", dirname (exe));
+  }
+  return dir;
+}
+
+uint8_t *
+wtfz_slurp (const char *dir, const char *name, size_t *len)
+{
+  char path[PATH_MAX];
+  snprintf (path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen (path, "rb");
+  if (!f)
+    return NULL;
+  uint8_t *buf = NULL;
+  size_t cap = 0, n = 0, got;
+  do {
+    if (n == cap && !(buf = realloc (buf, cap = cap * 2 + 65536)))
+      abort ();
+    got = fread (buf + n, 1, cap - n, f);
+    n += got;
+  } while (got);
+  bool bad = ferror (f);
+  fclose (f);
+  if (bad) {
+    free (buf);
+    return NULL;
+  }
+  *len = n;
+  return buf;
+}
+
+static char wtfz_tmp[PATH_MAX];
+
+/* Removes dir and what is in it (a harness's own files: no symlinks
+ * followed, unlink removes them). */
+static void
+wtfz_rm_tree (const char *dir)
+{
+  DIR *d = opendir (dir);
+  struct dirent *e;
+  while (d && (e = readdir (d))) {
+    char path[PATH_MAX];
+    if (strcmp (e->d_name, ".") == 0 || strcmp (e->d_name, "..") == 0)
+      continue;
+    snprintf (path, sizeof path, "%s/%s", dir, e->d_name);
+    if (unlink (path) != 0 && errno == EISDIR)
+      wtfz_rm_tree (path);
+  }
+  if (d)
+    closedir (d);
+  rmdir (dir);
+}
+
+static void
+wtfz_tmpdir_remove (void)
+{
+  wtfz_rm_tree (wtfz_tmp);
+}
+
+const char *
+wtfz_tmpdir (void)
+{
+  if (!wtfz_tmp[0]) {
+    const char *tmp = getenv ("WTRACK_FUZZ_TMPDIR");
+    if (!tmp || !*tmp)
+      tmp = access ("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm" : getenv ("TMPDIR");
+    snprintf (wtfz_tmp, sizeof wtfz_tmp, "%s/wtrack-fuzz.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp (wtfz_tmp))
+      wtfz_die ("mkdtemp", wtfz_tmp);
+    atexit (wtfz_tmpdir_remove);
+  }
+  return wtfz_tmp;
+}
+
+void
+wtfz_write (const char *path, const uint8_t *data, size_t len)
+{
+  int fd = open (path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0 || (len && write (fd, data, len) != (ssize_t) len) || close (fd) != 0)
+    wtfz_die ("write", path);
 }
 
 void

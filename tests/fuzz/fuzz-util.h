@@ -39,4 +39,23 @@ void wtfz_split (const uint8_t *data, size_t len, struct wtfz_part parts[3]);
 /* Reads every byte of p[0..len) so ASan checks the whole range. */
 void wtfz_touch (const void *p, size_t len);
 
+/* Makes stdout /dev/null: the reports the harnesses print go nowhere. */
+void wtfz_quiet_stdout (void);
+
+/* The seed corpora (tests/fuzz/mkseeds): $WTRACK_FUZZ_SEEDS, else the
+ * folder seeds beside the harness's own binary (/proc/self/exe), so a
+ * harness started from any directory finds them. */
+const char *wtfz_seeds_dir (void);
+
+/* A malloc'ed copy of the file at dir/name and its length, or NULL. */
+uint8_t *wtfz_slurp (const char *dir, const char *name, size_t *len);
+
+/* A private folder, made once and removed with what is in it at exit:
+ * under $WTRACK_FUZZ_TMPDIR, else /dev/shm (a harness that writes files
+ * runs about ten times faster on tmpfs than on ext4), else $TMPDIR or /tmp. */
+const char *wtfz_tmpdir (void);
+
+/* Writes len bytes of data to path (created or truncated); aborts on error. */
+void wtfz_write (const char *path, const uint8_t *data, size_t len);
+
 #endif

@@ -7,7 +7,7 @@
 # Crashes are written to tests/fuzz/crashes/ (not committed).
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 180
-FUZZ_NAMES = wtlog channel manifest dmlog check
+FUZZ_NAMES = wtlog channel manifest dmlog check campaign collect cold
 FUZZ_PROGRAMS = $(FUZZ_NAMES:%=tests/fuzz/fuzz-%)
 FUZZ_SAN = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 FUZZ_CFLAGS = $(BASE_CFLAGS) -O1 -g $(FUZZ_SAN) -fsanitize=fuzzer-no-link
@@ -43,7 +43,9 @@ tests/fuzz/fuzz-dmlog: tests/fuzz/fuzz-dmlog.fuzz.o tests/fuzz/fuzz-util.fuzz.o 
   checker/lib/dmlog-format.fuzz.o checker/lib/util.fuzz.o checker/lib/cli.fuzz.o common/libwtcommon-fuzz.a
 	$(FUZZ_LINK) $^ $(GLIB_LIBS) -o $@
 
-tests/fuzz/fuzz-check: tests/fuzz/fuzz-check.fuzz.o tests/fuzz/fuzz-util.fuzz.o \
+# The harnesses that go through a wtrack command.
+tests/fuzz/fuzz-check tests/fuzz/fuzz-campaign tests/fuzz/fuzz-collect tests/fuzz/fuzz-cold: \
+  tests/fuzz/fuzz-%: tests/fuzz/fuzz-%.fuzz.o tests/fuzz/fuzz-util.fuzz.o \
   $(FUZZ_CHECKER_OBJS) common/libwtcommon-fuzz.a
 	$(FUZZ_LINK) $^ $(GLIB_LIBS) -lm -o $@
 

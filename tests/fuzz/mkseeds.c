@@ -14,7 +14,11 @@
  * Writes DIR/wtlog/{run-data,run-hashes,run-unclosed}.wtlog,
  * DIR/channel/run.bin, DIR/manifest/{stream,final}.bin and
  * DIR/check/{run-data,run-hashes}.bin (fuzz-check's packed form: log,
- * WTFZ_SEP, channel, WTFZ_SEP, disk). The dm-log-writes seed is exported
+ * WTFZ_SEP, channel, WTFZ_SEP, disk) and DIR/campaign/NAME.campaign (campaign
+ * files, as the README and tests write them), DIR/collect/NAME.bin (a
+ * campaign folder's plan.tsv, kernels.tsv and cell.ini, separated by
+ * WTFZ_SEP) and DIR/cold/NAME.bin (the cold pass's cold.bin for the run
+ * of DIR/check/run-data.bin). The dm-log-writes seed is exported
  * from run-data.wtlog by `wtrack export` (tests/fuzz/fuzz.mk). */
 #include <errno.h>
 #include <stdio.h>
@@ -284,6 +288,160 @@ slurp (const char *path, size_t *len)
   return memcpy (copy, buf, *len);
 }
 
+/* Campaign files as the README and the tests write them: axes, options,
+ * variants; a build: kernel and other architectures; a bzImage path. */
+static void
+campaigns (void)
+{
+  static const char readme[] =
+    "[campaign]\nkernels = debian:bookworm debian:bullseye\nfs = ext4 xfs\n"
+    "workloads = linus2006\nseeds = 1-20\nsize = 16M\ndisk-size = 320M\n"
+    "sysctl = vm.dirty_ratio=5 vm.dirty_background_ratio=3\n[clean]\n[lossy]\n"
+    "plugin-opt = fault=vanish:p=0.002:seed=3\n";
+  static const char variants[] =
+    "# a comment\n[campaign]\nkernels = debian:trixie build:/tmp/bad.patch+/tmp/b.patch\n"
+    "workloads = linus2006 pwrite\nseeds = 3 1-2 7\nsize = 16M\naccel = tcg\n"
+    "no-cold = true\ndata-log = false\nmkfs-opts = -b 1024\n[clean]\n[slow]\n"
+    "timeout = 5\npasses = 400\n[fast_2+x]\nplugin-opt = fault=vanish:p=0.5 stage=on\n";
+  static const char arches[] =
+    "[campaign]\nkernels = debian:bookworm/arm64 debian:trixie/ppc64el-64k "
+    "debian:bookworm/amd64 debian:bookworm /boot/vmlinuz-6.1.0+\nfs = btrfs ext2 ext3\n"
+    "workloads = torrent\nseeds = 1\nsysctl = vm.dirty_bytes=1048576\n";
+  write_file ("campaign", "readme.campaign", readme, sizeof readme - 1, NULL, 0, NULL, 0);
+  write_file ("campaign", "variants.campaign", variants, sizeof variants - 1, NULL, 0, NULL, 0);
+  write_file ("campaign", "arches.campaign", arches, sizeof arches - 1, NULL, 0, NULL, 0);
+}
+
+/* Campaign folders' records as scripts/wtrack-campaign writes them:
+ * plan.tsv (wtrack campaign expand --plan), kernels.tsv (SPEC, KERNEL,
+ * MODULES, SHA-256, WHY) and the first cell's cell.ini, one of each kind
+ * collect tells apart (an empty cell.ini part: none, until-fail). */
+#define PLAN_ARGS "--fs\text4\t--workload\tlinus2006\t--seed\t1\t--size\t16M"
+#define INI_ARGS "--fs\\text4\\t--workload\\tlinus2006\\t--seed\\t1\\t--size\\t16M"
+#define SUM_A "9f2c6d1e0b8a7f5e4d3c2b1a09182736455463728190a1b2c3d4e5f60718293a"
+#define SUM_B "0000000000000000000000000000000000000000000000000000000000000001"
+#define INI_HEAD(id, status, exit) \
+  "[cell]\nid=" id "\nstatus=" status "\nexit=" exit "\nseconds=42\nkernel=debian:bookworm\n" \
+  "kernel_path=/root/.cache/wtrack/kernels/vmlinuz-6.1.0-28-amd64\n"
+
+static void
+collect_seed (const char *name, const char *plan, const char *kernels, const char *ini)
+{
+  write_file ("collect", name, plan, strlen (plan), kernels, strlen (kernels), ini, strlen (ini));
+}
+
+static void
+collect_seeds (void)
+{
+  static const char plan[] =
+    "bookworm.ext4.lossy.linus2006.s1\tdebian:bookworm\text4\tlossy\tlinus2006\t1\t" PLAN_ARGS
+    "\t--plugin-opt\tfault=vanish:p=0.002:seed=3\n"
+    "bookworm.ext4.clean.linus2006.s1\tdebian:bookworm\text4\tclean\tlinus2006\t1\t" PLAN_ARGS "\n"
+    "bullseye.ext4.clean.linus2006.s1\tdebian:bullseye\text4\tclean\tlinus2006\t1\t" PLAN_ARGS "\n";
+  static const char kernels[] =
+    "debian:bookworm\t/root/.cache/wtrack/kernels/vmlinuz-6.1.0-28-amd64\t"
+    "/root/.cache/wtrack/kernels/modules-6.1.0-28-amd64.tar\t" SUM_A "\t\n"
+    "debian:bullseye\t-\t-\t-\tget-kernel: no network\n";
+  static const char damaged[] =
+    INI_HEAD ("bookworm.ext4.lossy.linus2006.s1", "damaged", "1")
+    "kernel_sha256=" SUM_A "\nargs=" INI_ARGS "\\t--plugin-opt\\tfault=vanish:p=0.002:seed=3\n"
+    "verdict=damaged\npage_size=4096\nbad_sectors=56\n"
+    "[classes]\nlost=40\nstale=16\n[timings]\nboot=8.25\nworkload=12.5\ncheck=0.3\n";
+  static const char stale[] =
+    INI_HEAD ("bookworm.ext4.lossy.linus2006.s1", "clean", "0")
+    "kernel_sha256=" SUM_B "\nargs=" INI_ARGS "\\t--plugin-opt\\tfault=vanish:p=0.002:seed=3\n"
+    "verdict=clean\nbad_sectors=0\n";
+  static const char error[] =
+    INI_HEAD ("bookworm.ext4.lossy.linus2006.s1", "error", "3")
+    "kernel_sha256=" SUM_A "\nargs=" INI_ARGS "\\t--plugin-opt\\tfault=vanish:p=0.002:seed=3\n"
+    "bad_sectors=0\nerror=wtrack-run exit 3: the guest did not finish within 660 s\n";
+  static const char lost[] =
+    "[cell]\nid=bookworm.ext4.lossy.linus2006.s1\nstatus=error\nlost=true\n"
+    "error=the cell's driver died (no result)\n";
+  static const char arm_plan[] =
+    "bookworm-arm64.xfs.pwrite.s7\tdebian:bookworm/arm64\txfs\t-\tpwrite\t7\t--fs\txfs\t"
+    "--workload\tpwrite\t--seed\t7\t--arch\tarm64\t--mkfs-opts\t-L a\\b\n";
+  static const char arm_kernels[] =
+    "debian:bookworm/arm64\t/k/vmlinuz-6.1.0-28-arm64\t/k/modules-6.1.0-28-arm64.tar\t" SUM_B "\t\n";
+  static const char arm_clean[] =
+    "[cell]\nid=bookworm-arm64.xfs.pwrite.s7\nstatus=clean\nexit=0\nseconds=97\n"
+    "kernel=debian:bookworm/arm64\nkernel_path=/k/vmlinuz-6.1.0-28-arm64\nkernel_sha256=" SUM_B
+    "\nargs=--fs\\txfs\\t--workload\\tpwrite\\t--seed\\t7\\t--arch\\tarm64\\t--mkfs-opts\\t-L a\\\\b\n"
+    "verdict=clean\npage_size=65536\nbad_sectors=0\n[classes]\n[timings]\nboot=30.5\n";
+  collect_seed ("damaged.bin", plan, kernels, damaged);
+  collect_seed ("stale.bin", plan, kernels, stale);
+  collect_seed ("error.bin", plan, kernels, error);
+  collect_seed ("lost.bin", plan, kernels, lost);
+  collect_seed ("until-fail.bin", plan, kernels, "");
+  collect_seed ("clean-arm64.bin", arm_plan, arm_kernels, arm_clean);
+}
+
+/* The cold pass's cold.bin for the seed run, as `wtrack-guest cold` sends
+ * it: HELLO, TEXTs for what it could not read, a manifest flagged cold
+ * (hashes and extents of what a fresh kernel reads; errnos in the file's
+ * error and each sector's op) in MANIFEST messages, and a RESULT with
+ * cold_files=. kind 0: /data/f1 read back right, f2 with a differing
+ * sector, f3 with an EIO in a sector, f4 failing to open (ENOENT). kind
+ * 1: f1 shorter with a sector as disk.img (fuzz-cold's --base) holds it,
+ * f2 moved on the disk, f3 unmappable, f4 missing from the manifest.
+ * kind 2: the cold kernel could not mount the disk (no manifest). */
+static void
+cold_seed (const char *name, const struct files *warm, int kind)
+{
+  static const char hello[] = "version=0.1\nkernel=6.1.0-28-amd64\nfs=ext4\nworkload=cold\n";
+  static struct channel ch;
+  memset (&ch, 0, sizeof ch);
+  chan_send (&ch, WTCH_HELLO, 100000, hello, sizeof hello - 1);
+  if (kind == 2) {
+    static const char result[] = "status=1\nerror=mount: /dev/vdb: wrong fs type\n";
+    chan_send (&ch, WTCH_RESULT, 200000, result, sizeof result - 1);
+    write_file ("cold", name, ch.buf, ch.len + SECTOR, NULL, 0, NULL, 0);
+    return;
+  }
+  struct files c = *warm;       /* the cold files: the warm ones, changed */
+  static uint64_t hashes[32];
+  static uint32_t ops[32];
+  memcpy (hashes, warm->hashes, sizeof hashes);
+  memset (ops, 0, sizeof ops);
+  unsigned char other[SECTOR];
+  memset (other, 0xa5, sizeof other);
+  uint32_t nfiles = kind == 0 ? 4 : 3;
+  for (uint32_t i = 0; i < 4; i++) {
+    c.f[i].hashes = hashes + (warm->f[i].hashes - warm->hashes);
+    c.f[i].ops = ops + (warm->f[i].ops - warm->ops);
+    c.f[i].extents = c.ext + (warm->f[i].extents - warm->ext);
+  }
+  c.f[1].hashes[1] = wt_sector_hash (other);
+  if (kind == 0) {
+    c.f[2].ops[1] = EIO;
+    c.f[3] = (struct wtmf_file) { .id = 4, .path = warm->f[3].path, .error = ENOENT };
+  } else {
+    c.f[0].size = 4000;
+    c.f[0].nsectors = wtmf_sectors_of (4000);
+    c.f[0].nextents = 1;
+    c.ext[2].physical = 49152;  /* f2's extent, elsewhere */
+    c.f[0].hashes[2] = wt_sector_hash (other);  /* what disk.img (the base) holds */
+    c.f[2].hashes[1] = wt_sector_hash (other);
+    c.ext[3].flags = WTMF_EXT_UNMAPPABLE;
+  }
+  struct wtmf_buf b = { 0 };
+  wtmf_buf_header_cold (&b, nfiles);
+  for (uint32_t i = 0; i < nfiles; i++)
+    wtmf_buf_file (&b, &c.f[i]);
+  if (wtmf_buf_finish (&b) != 0)
+    die ("build", "a cold manifest");
+  if (kind == 0)
+    chan_send (&ch, WTCH_TEXT, 150000, "cold: /data/f4: No such file or directory", 41);
+  for (size_t at = 0; at < b.len; at += CHUNK)
+    chan_send (&ch, WTCH_MANIFEST, 300000, b.p + at,
+               (uint32_t) (b.len - at < CHUNK ? b.len - at : CHUNK));
+  const char *result = kind == 0 ? "status=0\ncold_files=4\ncold_unreadable=2\n"
+                                 : "status=0\ncold_files=3\ncold_unreadable=0\n";
+  chan_send (&ch, WTCH_RESULT, 400000, result, (uint32_t) strlen (result));
+  write_file ("cold", name, ch.buf, ch.len + SECTOR, NULL, 0, NULL, 0);
+  wtmf_buf_free (&b);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -320,5 +478,10 @@ main (int argc, char **argv)
     write_file ("check", path, log, len, ch.buf, ch.len + SECTOR, disk, sizeof disk);
     free (log);
   }
+  campaigns ();
+  collect_seeds ();
+  cold_seed ("cold.bin", &fs, 0);
+  cold_seed ("cold-moved.bin", &fs, 1);
+  cold_seed ("cold-nomount.bin", &fs, 2);
   return 0;
 }

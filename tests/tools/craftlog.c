@@ -10,6 +10,7 @@
  *   craftlog dmlog OUT SECTOR_SIZE ENTRY...
  *     write:SECTOR:NR   an entry with NR sectors of data, left a hole in
  *                       the file (reads as zeroes: a sparse file)
+ *     fwrite:SECTOR:NR  the same with FLUSH (a preflush: REQ_PREFLUSH)
  *     discard:SECTOR:NR  flush  mark:TEXT  marklen:N (a MARK of N bytes)
  *
  * Numbers take K, M, G, T suffixes. The super block counts every entry. */
@@ -167,10 +168,11 @@ craft_dmlog (int argc, char **argv)
     uint64_t flags = 0, nr = 0, start = 0, data = 0, text_len = 0;
     const char *text = NULL;
     memset (sector, 0, ss);
-    if (strncmp (s, "write:", 6) == 0 || strncmp (s, "discard:", 8) == 0) {
+    if (strncmp (s, "write:", 6) == 0 || strncmp (s, "fwrite:", 7) == 0
+        || strncmp (s, "discard:", 8) == 0) {
       start = craft_arg (s, 1, 0);
       nr = craft_arg (s, 2, 1);
-      flags = s[0] == 'd' ? 4 : 0;
+      flags = s[0] == 'd' ? 4 : s[0] == 'f' ? 1 : 0;
       data = s[0] == 'd' ? 0 : nr * ss;
     }
     else if (strcmp (s, "flush") == 0)

@@ -14,7 +14,14 @@
  * extent off the disk), overlap (a fourth extent of f1 claims its sectors
  * 8-15 again, elsewhere on the disk), hostile (the damaged run with escape
  * sequences, newlines, UTF-8 and a byte that is not UTF-8 in f2's path and
- * in HELLO and RESULT values).
+ * in HELLO and RESULT values); zeroed (the clean run, but f3's last sector
+ * expects zeros and only a partial ZERO of its second half is logged after
+ * its data: that sector is lost, not lied, as the log never said the whole
+ * sector held zeros; the guest read back wrong content: readback=mismatch;
+ * and a fourth file, /data/f4, whose two sectors lie in two extents apart on
+ * the disk, both lost: two runs); coldgrew (the clean run and a cold pass's
+ * cold.bin in which /data/f2 grew a zero tail to 1024 bytes, every sector
+ * as expected).
  * The disk is simulated here: a write stores its sectors and logs them; a
  * "vanished" write does neither; a "lied" write logs but does not store. */
 #include <errno.h>
@@ -172,6 +179,7 @@ truth (struct gen *g, const char *path, uint64_t fs, uint64_t n, int64_t ds,
 #define TAG_F1 0x1100000000ull
 #define TAG_F2 0x2200000000ull
 #define TAG_F3 0x3300000000ull
+#define TAG_F4 0x4400000000ull
 #define TAG_OLD 0x7700000000ull
 #define TAG_LATER 0x8800000000ull
 
@@ -345,12 +353,48 @@ scenario_is (const struct gen *g, const char *name)
   return strcmp (g->scenario, name) == 0;
 }
 
+static void save (const struct gen *g, const char *name, const void *p, size_t n);
+
+/* The coldgrew scenario's cold.bin: the cold pass read every file back as
+ * the run left it, but /data/f2 grew a zero tail to 1024 bytes (its
+ * sectors still hash as expected: only its size changed). */
+static void
+save_cold (const struct gen *g, const struct wtmf_file *files, uint32_t nfiles)
+{
+  static unsigned char chan[CHAN_SIZE];
+  static uint32_t no_error[64];
+  struct wtmf_file cold[4];
+  uint64_t at = 0, no = 0;
+  const char *hello = "kernel=6.1.0-cold\n", *result = "status=0\n";
+  memcpy (cold, files, nfiles * sizeof *files);
+  for (uint32_t i = 0; i < nfiles; i++)
+    cold[i].ops = no_error;
+  cold[1].size = 2 * SECTOR;
+  struct wtmf_buf b = { 0 };
+  wtmf_buf_header_cold (&b, nfiles);
+  for (uint32_t i = 0; i < nfiles; i++)
+    wtmf_buf_file (&b, &cold[i]);
+  if (wtmf_buf_finish (&b) == -1)
+    die ("build the cold manifest");
+  at += wtch_encode (chan + at, WTCH_HELLO, 0, ++no, 0, hello, (uint32_t) strlen (hello));
+  at += wtch_encode (chan + at, WTCH_MANIFEST, 0, ++no, 0, b.p, (uint32_t) b.len);
+  at += wtch_encode (chan + at, WTCH_RESULT, 0, ++no, 0, result, (uint32_t) strlen (result));
+  wtmf_buf_free (&b);
+  save (g, "cold.bin", chan, CHAN_SIZE);
+}
+
 static void
 send_manifest (struct gen *g)
 {
   static struct wtmf_extent f1_overlap[4], f3_offdisk[1], f4_ext[] = {
     /* Preallocated past the end of the file (fallocate KEEP_SIZE). */
     { 8 * SECTOR, 7200 * SECTOR, 8 * SECTOR, 0 },
+  };
+  /* The zeroed scenario's /data/f4: two sectors in two extents, apart on
+   * the disk, never written: two runs, not one. */
+  static struct wtmf_extent f4_split[] = {
+    { 0, 7300 * SECTOR, SECTOR, 0 },
+    { SECTOR, 7310 * SECTOR, SECTOR, 0 },
   };
   static uint64_t f4_hash[4];
   static uint32_t f4_op[4];
@@ -379,6 +423,14 @@ send_manifest (struct gen *g)
     files[0].nextents = 4;
   } else if (scenario_is (g, "hostile")) {
     files[1].path = HOSTILE_PATH;
+  } else if (scenario_is (g, "zeroed")) {
+    for (uint32_t i = 0; i < 2; i++)
+      f4_hash[i] = tag_hash (TAG_F4 + i);
+    files[3].size = 2 * SECTOR;
+    files[3].nsectors = 2;
+    files[3].extents = f4_split;
+    files[3].nextents = 2;
+    nfiles = 4;
   }
   struct wtmf_buf b = { 0 };
   wtmf_buf_header (&b, nfiles, g->nops, 0);
@@ -392,6 +444,8 @@ send_manifest (struct gen *g)
   for (size_t at = 0; at < b.len; at += 1000)
     send (g, WTCH_MANIFEST, b.p + at, (uint32_t) (b.len - at < 1000 ? b.len - at : 1000));
   wtmf_buf_free (&b);
+  if (scenario_is (g, "coldgrew"))
+    save_cold (g, files, nfiles);
 }
 
 static void
@@ -402,11 +456,25 @@ save (const struct gen *g, const char *name, const void *p, size_t n)
     die (path_in (g, name));
 }
 
+/* The zeroed scenario: f3's sector 7 (disk 7107) expects zeros; the log
+ * holds its data write and then a ZERO of its second half only, which the
+ * disk never stored. */
+static void
+zero_half_of_f3_last_sector (struct gen *g)
+{
+  expect_zero (f3_hash, 7, 1);
+  log_record (g, WTLOG_ZERO, 0, 7107 * SECTOR + SECTOR / 2, SECTOR / 2, NULL);
+  truth (g, "/data/f3", 7, 1, 7107, "lost");
+  truth (g, "/data/f4", 0, 1, 7300, "lost");
+  truth (g, "/data/f4", 1, 1, 7310, "lost");
+}
+
 static void
 make_run (const char *dir, const char *scenario)
 {
   static const char *const known[] = {
     "clean", "damaged", "nomanifest", "pasteof", "offdisk", "overlap", "hostile",
+    "zeroed", "coldgrew",
   };
   struct gen g = { .dir = dir, .scenario = scenario };
   char err[256];
@@ -440,12 +508,18 @@ make_run (const char *dir, const char *scenario)
              ? "kernel=6.1.0-\x1b[31mred\x1b[0m\nfs=ext4\rnot\nworkload=classes\nseed=1\n"
              : "kernel=6.1.0-test\nfs=ext4\nworkload=classes\nseed=1\n");
   send_text (&g, WTCH_MARK, "start");
+  if (!(g.truth = fopen (path_in (&g, "truth.txt"), "w")))
+    die ("truth.txt");
   workload (&g, damaged);
+  if (scenario_is (&g, "zeroed"))
+    zero_half_of_f3_last_sector (&g);
   send_text (&g, WTCH_MARK, "synced");
   if (strcmp (scenario, "nomanifest") != 0)
     send_manifest (&g);
   send_text (&g, WTCH_RESULT, hostile
              ? "status=0\nreadback=match\nreadback_bad_sectors=0\nerror=x\r!! forged error\x1b]0;title\x07\n"
+             : scenario_is (&g, "zeroed")
+             ? "status=0\nreadback=mismatch\nreadback_bad_sectors=1\n"
              : "status=0\nreadback=match\nreadback_bad_sectors=0\n");
   log_record (&g, WTLOG_FLUSH, 0, 0, 0, NULL);
   log_record (&g, WTLOG_CLOSE, 0, WTLOG_EXPORT_DISK, DISK_SIZE, NULL);
@@ -454,8 +528,6 @@ make_run (const char *dir, const char *scenario)
     die ("close the log");
   save (&g, "disk.img", g.disk, DISK_SIZE);
   save (&g, "channel.bin", g.chan, CHAN_SIZE);
-  if (!(g.truth = fopen (path_in (&g, "truth.txt"), "w")))
-    die ("truth.txt");
   if (damaged)
     write_truth (&g);
   fclose (g.truth);
@@ -518,7 +590,7 @@ main (int argc, char **argv)
     return 0;
   }
   if (argc != 1) {
-    fprintf (stderr, "usage: test-check-classes [--make DIR clean|damaged|nomanifest|pasteof|offdisk|overlap|hostile]\n");
+    fprintf (stderr, "usage: test-check-classes [--make DIR clean|damaged|nomanifest|pasteof|offdisk|overlap|hostile|zeroed|coldgrew]\n");
     return 2;
   }
   tap_plan (9);

@@ -308,6 +308,49 @@ test_growing (void)
     wtlog_reader_close (r);
 }
 
+/* wtlog_fixed_check on records encoded here: seq must be the one due, a
+ * record may not run past its export, nor end before it starts. */
+static const char *
+fixed_check (uint64_t last_seq, uint64_t seq, uint64_t offset, uint64_t length,
+             uint64_t t_start, uint64_t t_end, char *why, size_t whylen)
+{
+  struct wtlog_header h;
+  wtlog_header_init (&h, 1 << 20, 1 << 16, false, "test-wtlog");
+  uint64_t hashes[4] = { 0 };
+  struct wtlog_record rec = {
+    .type = WTLOG_WRITE, .seq = seq, .offset = offset, .length = length,
+    .t_start = t_start, .t_end = t_end,
+  };
+  unsigned char fixed[WTLOG_FIXED_SIZE];
+  struct iovec iov[4];
+  if (wtlog_encode (&rec, hashes, NULL, fixed, iov) < 0)
+    return "encode failed";
+  return wtlog_fixed_check (&h, last_seq, fixed, &rec, why, whylen);
+}
+
+static void
+test_fixed_check (void)
+{
+  char why[256];
+  const char *e;
+  const uint64_t end = 1 << 20;
+  e = fixed_check (3, 4, end - 1024, 1024, 5, 5, why, sizeof why);
+  tap_ok (e == NULL, "a record ending at the end of the disk, seq due, is sound: %s",
+          e ? e : "sound");
+  e = fixed_check (3, 5, 0, 512, 5, 5, why, sizeof why);
+  tap_ok (e && strstr (e, "seq 5 where 4 was due"), "a seq gap (3 then 5) is refused: %s",
+          e ? e : "accepted");
+  e = fixed_check (3, 3, 0, 512, 5, 5, why, sizeof why);
+  tap_ok (e && strstr (e, "seq 3 where 4 was due"), "a repeated seq is refused: %s",
+          e ? e : "accepted");
+  e = fixed_check (3, 4, end - 1024, 1536, 5, 5, why, sizeof why);
+  tap_ok (e && strstr (e, "is outside the disk export"),
+          "a record running 512 bytes past the disk is refused: %s", e ? e : "accepted");
+  e = fixed_check (3, 4, 0, 512, 6, 5, why, sizeof why);
+  tap_ok (e && strstr (e, "t_start is after t_end"),
+          "a record ending before it starts is refused: %s", e ? e : "accepted");
+}
+
 int
 main (void)
 {
@@ -316,7 +359,7 @@ main (void)
   snprintf (path, sizeof path, "%s/t.wtlog", dir);
   make_samples ();
   write_log ();
-  tap_plan (17);
+  tap_plan (22);
 
   struct wtlog_header h;
   char err[256];
@@ -442,6 +485,7 @@ main (void)
           "record size with data");
   test_limits ();
   test_growing ();
+  test_fixed_check ();
   unlink (path);
   rmdir (dir);
   return tap_done ();
