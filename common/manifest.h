@@ -63,8 +63,10 @@ enum wtmf_op_kind {
   WTMF_OP_SYNC_RANGE = 11,
   WTMF_OP_FDATASYNC = 12,
   WTMF_OP_FADVISE = 13,         /* posix_fadvise DONTNEED */
+  WTMF_OP_COLLAPSE = 14,        /* fallocate COLLAPSE_RANGE */
+  WTMF_OP_INSERT = 15,          /* fallocate INSERT_RANGE */
 };
-#define WTMF_OP_KIND_MAX 13
+#define WTMF_OP_KIND_MAX 15
 
 struct wtmf_extent {
   uint64_t logical;

@@ -35,6 +35,8 @@ static const struct wtg_op_info wtg_op_infos[WTG_OK_COUNT] = {
   [WTG_OK_FDATASYNC] = { "fdatasync", WTG_SHAPE_NONE, 0, 1 },
   [WTG_OK_SYNC_RANGE] = { "sync_range", WTG_SHAPE_RANGE, 0, 1 },
   [WTG_OK_FADVISE] = { "fadvise", WTG_SHAPE_RANGE, 0, 2 },
+  [WTG_OK_FCOLLAPSE] = { "fcollapse", WTG_SHAPE_RANGE, 0, 2 },
+  [WTG_OK_FINSERT] = { "finsert", WTG_SHAPE_RANGE, 0, 2 },
 };
 
 const char *
@@ -443,6 +445,10 @@ wtg_gen_new_size (const struct wtg_op *op, uint64_t size)
     return !keep && end > size ? end : size;
   case WTG_OK_TRUNCATE:
     return op->off;
+  case WTG_OK_FCOLLAPSE:
+    return end < size ? size - op->len : size;
+  case WTG_OK_FINSERT:
+    return op->off < size ? size + op->len : size;
   default:
     return size;
   }
@@ -462,6 +468,28 @@ wtg_gen_truncate (struct wtg_gen *g, struct wtg_op *op, uint32_t fi)
     op->off = limit;
 }
 
+/* fcollapse and finsert: whole pages (a multiple of the block size, as
+ * the calls want) inside the file, an insert kept under the size limit. A
+ * file too small for one gets an op the kernel refuses (EINVAL). */
+static void
+wtg_gen_shift (struct wtg_gen *g, struct wtg_op *op, uint32_t fi)
+{
+  uint64_t page = g->p->page, pages = g->size[fi] / page;
+  uint64_t room = (g->p->size_limit - wtg_round_up (g->size[fi], page)) / page;
+  if (!room)                    /* no insert fits: take a range out instead */
+    op->kind = WTG_OK_FCOLLAPSE;
+  uint64_t most = op->kind == WTG_OK_FCOLLAPSE ? (pages > 1 ? pages - 1 : 1) : (room ? room : 1);
+  op->len = page * (1 + wtg_gen_below (g, most < 4 ? most : 4));
+  uint64_t last = op->kind == WTG_OK_FCOLLAPSE
+    ? (g->size[fi] > op->len ? (g->size[fi] - op->len - 1) / page : 0)
+    : (g->size[fi] ? (g->size[fi] - 1) / page : 0);
+  /* near the last op on the file half the time */
+  uint64_t near = g->last_off[fi] / page;
+  op->off = page * (wtg_gen_below (g, 2) && near <= last ? near : wtg_gen_below (g, last + 1));
+  if (op->off + op->len > g->p->size_limit)
+    op->off = 0;
+}
+
 /* An op's range, shaped for its kind and kept under the size limit. */
 static void
 wtg_gen_range (struct wtg_gen *g, struct wtg_op *op, uint32_t fi)
@@ -479,6 +507,10 @@ wtg_gen_range (struct wtg_gen *g, struct wtg_op *op, uint32_t fi)
       op->off = limit / page * page - op->len;
   }
   bool past_eof = op->flags & WTG_OPF_PAST_EOF;
+  if (op->kind == WTG_OK_FCOLLAPSE || op->kind == WTG_OK_FINSERT) {
+    wtg_gen_shift (g, op, fi);
+    return;
+  }
   if (op->kind == WTG_OK_MWRITE && past_eof) {
     /* from a little before EOF into the rest of its page */
     uint64_t size = g->size[fi], eof_page_end = wtg_round_up (size, page);

@@ -71,12 +71,43 @@ wtg_mwrite_reach (uint64_t size, uint64_t off, uint64_t len, uint64_t page, bool
 bool
 wtg_op_fits (const struct wtg_op *op, uint64_t size, uint64_t size_limit)
 {
-  (void) size;
+  if (op->kind == WTG_OK_FINSERT && op->off < size)
+    return size <= size_limit && op->len <= size_limit - size;
   switch (wtg_op_shape (op->kind)) {
   case WTG_SHAPE_RANGE: return op->off <= size_limit && op->len <= size_limit - op->off;
   case WTG_SHAPE_SIZE: return op->off <= size_limit;
   default: return true;
   }
+}
+
+/* COLLAPSE_RANGE: the bytes after the range move down over it; every
+ * sector from OFF to the new EOF holds what the op put there. Needs
+ * OFF + LEN below the size (the kernel refuses it otherwise). */
+static uint64_t
+wtg_collapse (struct wtg_file_model *m, uint64_t off, uint64_t len, uint32_t number)
+{
+  if (off + len >= m->size)
+    return 0;
+  uint64_t old_size = m->size;
+  memmove (m->image + off, m->image + off + len, old_size - off - len);
+  wtg_shrink (m, old_size - len);
+  wtg_mark_sectors (m, off, m->size, number);
+  return old_size - off - len;
+}
+
+/* INSERT_RANGE: a hole of LEN bytes opens at OFF, the rest moves up. Needs
+ * OFF below the size. */
+static uint64_t
+wtg_insert (struct wtg_file_model *m, uint64_t off, uint64_t len, uint32_t number)
+{
+  if (off >= m->size || len > m->cap - m->size)   /* callers check wtg_op_fits */
+    return 0;
+  uint64_t old_size = m->size;
+  m->size = old_size + len;
+  memmove (m->image + off + len, m->image + off, old_size - off);
+  memset (m->image + off, 0, len);
+  wtg_mark_sectors (m, off, m->size, number);
+  return m->size - off;
 }
 
 uint64_t
@@ -119,6 +150,10 @@ wtg_op_apply (struct wtg_file_model *m, const struct wtg_op *op,
       wtg_grow (m, end, number);
     wtg_zero (m, op->off, wtg_min (end, m->size), number);
     return op->off < m->size ? wtg_min (end, m->size) - op->off : 0;
+  case WTG_OK_FCOLLAPSE:
+    return wtg_collapse (m, op->off, op->len, number);
+  case WTG_OK_FINSERT:
+    return wtg_insert (m, op->off, op->len, number);
   default:
     return 0;
   }

@@ -26,6 +26,8 @@ enum wtg_op_kind {
   WTG_OK_FDATASYNC,
   WTG_OK_SYNC_RANGE,            /* sync_file_range, all three flags */
   WTG_OK_FADVISE,               /* posix_fadvise DONTNEED */
+  WTG_OK_FCOLLAPSE,             /* COLLAPSE_RANGE: the range leaves the file */
+  WTG_OK_FINSERT,               /* INSERT_RANGE: a hole of LEN opens at OFF */
   WTG_OK_COUNT
 };
 
@@ -100,7 +102,8 @@ struct wtg_file_model {
 uint64_t wtg_op_apply (struct wtg_file_model *m, const struct wtg_op *op,
                        const unsigned char *data, uint32_t number,
                        uint64_t page);
-/* Whether op, applied to a file of size, stays within the size limit. */
+/* Whether op, applied to a file of size, stays within the size limit
+ * (finsert grows the file by its length wherever it is). */
 bool wtg_op_fits (const struct wtg_op *op, uint64_t size, uint64_t size_limit);
 /* The bytes a mapped write at off..off+len stores: up to EOF, or with
  * past_eof (-e) up to the end of the page holding EOF; 0 when none. */

@@ -47,6 +47,7 @@ struct wtg_ops {
   uint64_t executed[WTG_OK_COUNT];
   uint64_t refused[WTG_OK_COUNT];
   uint64_t surprises;
+  uint64_t skipped;             /* finsert past the size limit: not run */
   uint64_t maps;                /* mappings made on demand */
   uint64_t beyond_eof_bytes;    /* mapped bytes stored past EOF */
   uint64_t past_eof_mwrites;    /* mwrite -e that stored past EOF */
@@ -64,6 +65,7 @@ wtg_ops_manifest_kind (uint32_t kind)
     [WTG_OK_FPUNCH] = WTMF_OP_PUNCH, [WTG_OK_FZERO] = WTMF_OP_ZERO,
     [WTG_OK_FSYNC] = WTMF_OP_FSYNC, [WTG_OK_FDATASYNC] = WTMF_OP_FDATASYNC,
     [WTG_OK_SYNC_RANGE] = WTMF_OP_SYNC_RANGE, [WTG_OK_FADVISE] = WTMF_OP_FADVISE,
+    [WTG_OK_FCOLLAPSE] = WTMF_OP_COLLAPSE, [WTG_OK_FINSERT] = WTMF_OP_INSERT,
   };
   return kinds[kind];
 }
@@ -188,6 +190,12 @@ wtg_ops_call (struct wtg_ops *o, struct wtg_ops_file *of, const struct wtg_op *o
   case WTG_OK_FZERO:
     return fallocate (fd, FALLOC_FL_ZERO_RANGE | (keep ? FALLOC_FL_KEEP_SIZE : 0),
                       (off_t) op->off, (off_t) op->len) < 0 ? errno : 0;
+  case WTG_OK_FCOLLAPSE:
+    return fallocate (fd, FALLOC_FL_COLLAPSE_RANGE, (off_t) op->off, (off_t) op->len) < 0
+      ? errno : 0;
+  case WTG_OK_FINSERT:
+    return fallocate (fd, FALLOC_FL_INSERT_RANGE, (off_t) op->off, (off_t) op->len) < 0
+      ? errno : 0;
   case WTG_OK_FSYNC:
     return fsync (fd) < 0 ? errno : 0;
   case WTG_OK_FDATASYNC:
@@ -263,6 +271,11 @@ wtg_ops_one (struct wtg_ops *o, const struct wtg_op *op, uint64_t n)
   /* a mapped write's entry: the bytes it stores in the file */
   uint64_t table_len = op->kind == WTG_OK_MWRITE
     ? wtg_mwrite_reach (of->m.size, op->off, op->len, o->page, false) : op->len;
+  if (!wtg_op_fits (op, of->m.size, run->opt->size)) {
+    o->skipped++;
+    wtg_mark (run, "skipped op %" PRIu64 ": the file would pass the size limit", n);
+    return 0;
+  }
   uint32_t number = wtg_model_op (&run->model, of->f->id, wtg_ops_manifest_kind (op->kind),
                                   op->off, table_len);
   int err = wtg_ops_call (o, of, op);
@@ -383,6 +396,7 @@ wtg_ops_result (struct wtg_ops *o, uint64_t nops)
   for (uint32_t k = 0; k < WTG_OK_COUNT; k++)
     if (o->refused[k])
       wtg_extra (o->run, "refused_%s=%" PRIu64, wtg_op_name (k), o->refused[k]);
+  wtg_extra (o->run, "ops_skipped=%" PRIu64, o->skipped);
   wtg_extra (o->run, "surprises=%" PRIu64, o->surprises);
   wtg_extra (o->run, "maps=%" PRIu64, o->maps);
   wtg_extra (o->run, "mwrites_past_eof=%" PRIu64, o->past_eof_mwrites);

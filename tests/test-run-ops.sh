@@ -33,19 +33,28 @@ for seed in 1 2; do
   check "$name: MARKs bracket the file writes" \
     grep -Eq '^marks .* file_writes_before_start=0 file_writes_after_manifest=0$' "$T/$name.facts"
   "$WTRACK" dump --channel "$T/$name/channel.bin" 2>/dev/null |
-    sed -n 's/^    ops_\([a-z_]*\)=\([1-9][0-9]*\)$/\1/p' >>"$T/kinds"
+    sed -n 's/^    ops_\([a-z_]*\)=\([1-9][0-9]*\)$/\1/p' | grep -vx 'refused\|skipped' >>"$T/kinds"
 done
 missing=""
 for kind in pwrite write dwrite mwrite msync munmap truncate falloc fpunch fzero \
-  fsync fdatasync sync_range fadvise; do
+  fcollapse finsert fsync fdatasync sync_range fadvise; do
   grep -qx "$kind" "$T/kinds" || missing="$missing $kind"
 done
 check "every op kind ran in the clean runs${missing:+ (not:$missing)}" [ -z "$missing" ]
 diag "kinds: $(sort "$T/kinds" | uniq -c | tr -s ' \n' ' ')"
 
-# (b) writes acknowledged but never stored
-wtrack_run vanish "${ops[@]}" --seed 3 --op-weights mwrite_eof=0 \
-  --plugin-opt fault=vanish:p=0.01:seed=1
+# (b) writes acknowledged but never stored. At p=0.01 a run's few hundred
+# requests lose a handful, often the journal's or ones written again
+# later, so this run's files are 1 MiB (most blocks are written once, at
+# the end), and the first fault seed whose ground truth predicts damaged
+# file sectors is checked (when none of 4 does, the check fails as vacuous).
+for fault_seed in 1 2 3 4; do
+  wtrack_run vanish --workload ops --ops 300 --files 2 --size 1M --seed 3 --op-weights mwrite_eof=0 \
+    --plugin-opt fault=vanish:p=0.01:seed=$fault_seed
+  compare_faults vanish
+  [ "$(fact vanish predicted)" = 0 ] || break
+  diag "vanish: fault seed $fault_seed lost no file sector; the next"
+done
 check_fault_run vanish lost
 
 # (c) the kernel finding: mapped stores past EOF, then O_DIRECT writes that

@@ -63,6 +63,22 @@ ref_apply (struct ref *r, const struct wtg_op *op, const unsigned char *data)
     for (uint64_t i = op->off; i < end && i < r->size; i++)
       r->b[i] = 0;
     break;
+  case WTG_OK_FCOLLAPSE:        /* refused unless the range ends before EOF */
+    if (end < r->size) {
+      for (uint64_t i = op->off; i + op->len < r->size; i++)
+        r->b[i] = r->b[i + op->len];
+      ref_set_size (r, r->size - op->len);
+    }
+    break;
+  case WTG_OK_FINSERT:          /* refused unless it starts before EOF */
+    if (op->off < r->size) {
+      for (uint64_t i = r->size; i-- > op->off; )
+        r->b[i + op->len] = r->b[i];
+      for (uint64_t i = op->off; i < end; i++)
+        r->b[i] = 0;
+      r->size += op->len;
+    }
+    break;
   default:
     break;
   }
@@ -173,6 +189,11 @@ test_edge_cases (void)
   CASE ("falloc with and without -k",
         "f1 falloc -k 0x0 0x3000", "f1 falloc 0x0 0x1001", "f1 pwrite 0x800 0x1000",
         "f1 falloc 0x100 0x10", "f1 falloc 0x2000 0x3");
+  CASE ("fcollapse and finsert shift the rest of the file, EOF page and all",
+        "f1 pwrite 0x0 0x5123", "f1 fcollapse 0x1000 0x1000", "f1 finsert 0x0 0x2000",
+        "f1 finsert 0x4000 0x1000", "f1 fcollapse 0x0 0x3000", "f1 fcollapse 0x1000 0x2000",
+        "f1 finsert 0x3000 0x1000", "f1 mwrite -e 0x2100 0x2000", "f1 finsert 0x1000 0x1000",
+        "f1 truncate 0x3000", "f1 fcollapse 0x2000 0x1000");
   CASE ("syncs and cache drops change nothing",
         "f1 pwrite 0x10 0x3000", "f1 msync", "f1 msync -a", "f1 munmap", "f1 fsync",
         "f1 fdatasync", "f1 sync_range 0x0 0x1000", "f1 fadvise 0x0 0x4000");
@@ -187,6 +208,16 @@ test_mwrite_reach (void)
           && wtg_mwrite_reach (0x2000, 0x2000, 0x10, PAGE, true) == 0
           && wtg_mwrite_reach (0, 0, 0x10, PAGE, true) == 0,
           "a mapped write reaches EOF, with -e the end of the EOF page, never a page past it");
+}
+
+static void
+test_fits (void)
+{
+  struct wtg_op ins = op_of ("f1 finsert 0x1000 0x2000");
+  struct wtg_op w = op_of ("f1 pwrite 0xe000 0x2000");
+  tap_ok (wtg_op_fits (&ins, 0xe000, LIMIT) && !wtg_op_fits (&ins, 0xe001, LIMIT)
+          && wtg_op_fits (&ins, 0x1000, LIMIT) && wtg_op_fits (&w, 0xffff, LIMIT),
+          "finsert fits while the grown file stays within the limit (past EOF it is refused)");
 }
 
 static void
@@ -244,6 +275,10 @@ test_generated (uint64_t seed, uint32_t *seen)
     wtg_op_format (op, line, sizeof line);
     struct wtg_op again = op_of (line);
     fits &= memcmp (&again, op, sizeof again) == 0 && wtg_op_fits (op, m->m.size, LIMIT);
+    if (!wtg_op_fits (op, m->m.size, LIMIT)) {
+      snprintf (why, sizeof why, "op %" PRIu64 " '%s' does not fit", i + 1, line);
+      break;
+    }
     seen[op->kind]++;
     fill (data, op->len, (unsigned) i);
     wtg_op_apply (&m->m, op, data, (uint32_t) i + 1, PAGE);
@@ -375,10 +410,11 @@ test_weights (void)
 int
 main (void)
 {
-  tap_plan (7 + 1 + 1 + 7 + 17 + 5);
+  tap_plan (8 + 1 + 2 + 7 + 17 + 5);
   test_edge_cases ();
   test_mwrite_reach ();
   test_sector_ops ();
+  test_fits ();
   test_generator ();
   test_parser ();
   test_weights ();
