@@ -37,7 +37,7 @@ for seed in 1 2; do
 done
 missing=""
 for kind in pwrite write dwrite mwrite msync munmap truncate falloc fpunch fzero \
-  fcollapse finsert fsync fdatasync sync_range fadvise; do
+  fcollapse finsert copy_range fsync fdatasync sync_range fadvise; do
   grep -qx "$kind" "$T/kinds" || missing="$missing $kind"
 done
 check "every op kind ran in the clean runs${missing:+ (not:$missing)}" [ -z "$missing" ]
