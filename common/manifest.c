@@ -22,7 +22,7 @@ wtmf_op_kind_name (uint32_t kind)
     [WTMF_OP_DIRECT_WRITE] = "direct-write", [WTMF_OP_ZERO] = "zero",
     [WTMF_OP_SYNC_RANGE] = "sync-range", [WTMF_OP_FDATASYNC] = "fdatasync",
     [WTMF_OP_FADVISE] = "fadvise", [WTMF_OP_COLLAPSE] = "collapse",
-    [WTMF_OP_INSERT] = "insert",
+    [WTMF_OP_INSERT] = "insert", [WTMF_OP_COPY] = "copy",
   };
   if (kind < sizeof names / sizeof names[0] && names[kind])
     return names[kind];

@@ -65,8 +65,9 @@ enum wtmf_op_kind {
   WTMF_OP_FADVISE = 13,         /* posix_fadvise DONTNEED */
   WTMF_OP_COLLAPSE = 14,        /* fallocate COLLAPSE_RANGE */
   WTMF_OP_INSERT = 15,          /* fallocate INSERT_RANGE */
+  WTMF_OP_COPY = 16,            /* copy_file_range into the file */
 };
-#define WTMF_OP_KIND_MAX 15
+#define WTMF_OP_KIND_MAX 16
 
 struct wtmf_extent {
   uint64_t logical;

@@ -37,6 +37,7 @@ static const struct wtg_op_info wtg_op_infos[WTG_OK_COUNT] = {
   [WTG_OK_FADVISE] = { "fadvise", WTG_SHAPE_RANGE, 0, 2 },
   [WTG_OK_FCOLLAPSE] = { "fcollapse", WTG_SHAPE_RANGE, 0, 2 },
   [WTG_OK_FINSERT] = { "finsert", WTG_SHAPE_RANGE, 0, 2 },
+  [WTG_OK_COPY_RANGE] = { "copy_range", WTG_SHAPE_RANGE, 0, 2 },
 };
 
 const char *
@@ -71,6 +72,11 @@ wtg_op_format (const struct wtg_op *op, char *out, size_t cap)
   char flag[4] = "";
   if (letter && (op->flags & wtg_op_flag_bit (letter)))
     snprintf (flag, sizeof flag, " -%c", letter);
+  if (op->kind == WTG_OK_COPY_RANGE) {
+    snprintf (out, cap, "f%" PRIu32 " %s f%" PRIu32 " 0x%" PRIx64 " 0x%" PRIx64 " 0x%" PRIx64,
+              op->file, wtg_op_name (op->kind), op->src_file, op->src_off, op->off, op->len);
+    return;
+  }
   switch (wtg_op_shape (op->kind)) {
   case WTG_SHAPE_RANGE:
     snprintf (out, cap, "f%" PRIu32 " %s%s 0x%" PRIx64 " 0x%" PRIx64, op->file,
@@ -151,7 +157,7 @@ wtg_tok_number (const struct wtg_lex *x, uint64_t *out)
   } while (0)
 
 static int
-wtg_parse_file (struct wtg_lex *x, const struct wtg_op_limits *lim, struct wtg_op *op,
+wtg_parse_file (struct wtg_lex *x, const struct wtg_op_limits *lim, uint32_t *file,
                 unsigned *column, char *err, size_t errlen)
 {
   uint64_t n;
@@ -161,7 +167,32 @@ wtg_parse_file (struct wtg_lex *x, const struct wtg_op_limits *lim, struct wtg_o
       || n < 1 || n > lim->files)
     WTG_PARSE_FAIL (x, "expected a file f1..f%" PRIu32 ", got '%.*s'", lim->files,
                     (int) x->toklen, x->tok);
-  op->file = (uint32_t) n;
+  *file = (uint32_t) n;
+  return 0;
+}
+
+/* copy_range's source before its range: "fS SRC_OFF". */
+static int
+wtg_parse_source (struct wtg_lex *x, const struct wtg_op_limits *lim, struct wtg_op *op,
+                  unsigned *column, char *err, size_t errlen)
+{
+  if (!wtg_lex_next (x)) {
+    *column = (unsigned) (x->p - x->line) + 1;
+    snprintf (err, errlen, "copy_range needs a source file, its offset, an offset and a length");
+    return -1;
+  }
+  if (wtg_parse_file (x, lim, &op->src_file, column, err, errlen) < 0)
+    return -1;
+  if (!wtg_lex_next (x)) {
+    *column = (unsigned) (x->p - x->line) + 1;
+    snprintf (err, errlen, "copy_range needs the source's offset");
+    return -1;
+  }
+  const char *why = wtg_tok_number (x, &op->src_off);
+  if (why)
+    WTG_PARSE_FAIL (x, "%s: '%.*s'", why, (int) x->toklen, x->tok);
+  if (op->src_off > lim->size_limit)
+    WTG_PARSE_FAIL (x, "past the size limit (%" PRIu64 " bytes, --size)", lim->size_limit);
   return 0;
 }
 
@@ -188,6 +219,8 @@ wtg_parse_args (struct wtg_lex *x, const struct wtg_op_limits *lim, struct wtg_o
   unsigned got = 0;
   uint64_t v[2] = { 0, 0 };
   unsigned len_column = 0;
+  if (op->kind == WTG_OK_COPY_RANGE && wtg_parse_source (x, lim, op, column, err, errlen) < 0)
+    return -1;
   while (wtg_lex_next (x)) {
     if (x->tok[0] == '-' && x->toklen == 2 && !got && letter && x->tok[1] == letter) {
       op->flags |= wtg_op_flag_bit (letter);
@@ -205,7 +238,8 @@ wtg_parse_args (struct wtg_lex *x, const struct wtg_op_limits *lim, struct wtg_o
     len_column = wtg_lex_column (x);
     if (shape == WTG_SHAPE_RANGE && got == 1 && v[1] == 0)
       WTG_PARSE_FAIL (x, "a length of 0");
-    if (v[got] > lim->size_limit || (got == 1 && v[0] + v[1] > lim->size_limit))
+    if (v[got] > lim->size_limit || (got == 1 && v[0] + v[1] > lim->size_limit)
+        || (got == 1 && op->src_off + v[1] > lim->size_limit))
       WTG_PARSE_FAIL (x, "past the size limit (%" PRIu64 " bytes, --size)", lim->size_limit);
     got++;
   }
@@ -230,7 +264,7 @@ wtg_op_parse (const char *line, const struct wtg_op_limits *lim, struct wtg_op *
   *is_op = false;
   if (!wtg_lex_next (&x))
     return 0;
-  if (wtg_parse_file (&x, lim, op, column, err, errlen) < 0)
+  if (wtg_parse_file (&x, lim, &op->file, column, err, errlen) < 0)
     return -1;
   if (!wtg_lex_next (&x)) {
     *column = (unsigned) (x.p - x.line) + 1;
@@ -454,6 +488,31 @@ wtg_gen_new_size (const struct wtg_op *op, uint64_t size)
   }
 }
 
+/* copy_range: from a file with data (its own too: the kernel refuses
+ * overlapping ranges, EINVAL), to where any op would start. A copy grows
+ * its destination by what it copied. */
+static void
+wtg_gen_copy (struct wtg_gen *g, struct wtg_op *op, uint32_t fi)
+{
+  uint64_t limit = g->p->size_limit;
+  uint32_t src = (uint32_t) wtg_gen_below (g, g->p->files);
+  op->src_file = src + 1;
+  op->src_off = g->size[src] ? wtg_gen_below (g, g->size[src]) : 0;
+  op->off = wtg_gen_offset (g, fi);
+  op->len = wtg_gen_length (g);
+  uint64_t room = limit - (op->off > op->src_off ? op->off : op->src_off);
+  if (op->len > room)
+    op->len = room;
+  /* within its own file, the source ends at EOF: past it the kernel may
+   * copy what the copy itself brought into the file */
+  if (src == fi && g->size[src] && op->len > g->size[src] - op->src_off)
+    op->len = g->size[src] - op->src_off;
+  uint64_t copied = op->src_off < g->size[src] ? g->size[src] - op->src_off : 0;
+  copied = copied < op->len ? copied : op->len;
+  if (op->off + copied > g->size[fi])
+    g->size[fi] = op->off + copied;
+}
+
 static void
 wtg_gen_truncate (struct wtg_gen *g, struct wtg_op *op, uint32_t fi)
 {
@@ -543,6 +602,8 @@ wtg_gen_one (struct wtg_gen *g, struct wtg_op *op)
     op->flags = wtg_op_flag_bit (letter);
   if (op->kind == WTG_OK_TRUNCATE)
     wtg_gen_truncate (g, op, fi);
+  else if (op->kind == WTG_OK_COPY_RANGE)
+    wtg_gen_copy (g, op, fi);
   else if (wtg_op_shape (op->kind) == WTG_SHAPE_RANGE)
     wtg_gen_range (g, op, fi);
   g->size[fi] = wtg_gen_new_size (op, g->size[fi]);

@@ -74,7 +74,9 @@ wtg_op_fits (const struct wtg_op *op, uint64_t size, uint64_t size_limit)
   if (op->kind == WTG_OK_FINSERT && op->off < size)
     return size <= size_limit && op->len <= size_limit - size;
   switch (wtg_op_shape (op->kind)) {
-  case WTG_SHAPE_RANGE: return op->off <= size_limit && op->len <= size_limit - op->off;
+  case WTG_SHAPE_RANGE:
+    return op->off <= size_limit && op->len <= size_limit - op->off
+      && op->src_off <= size_limit && op->len <= size_limit - op->src_off;
   case WTG_SHAPE_SIZE: return op->off <= size_limit;
   default: return true;
   }
@@ -116,8 +118,10 @@ wtg_op_apply (struct wtg_file_model *m, const struct wtg_op *op,
 {
   bool keep = op->flags & WTG_OPF_KEEP_SIZE;
   uint64_t end = op->off + op->len;
+  if (op->kind == WTG_OK_COPY_RANGE && op->len == 0)
+    return 0;                   /* nothing copied: the file stays as it is */
   switch (op->kind) {
-  case WTG_OK_PWRITE: case WTG_OK_WRITE: case WTG_OK_DWRITE:
+  case WTG_OK_PWRITE: case WTG_OK_WRITE: case WTG_OK_DWRITE: case WTG_OK_COPY_RANGE:
     wtg_grow (m, end, number);
     memcpy (m->image + op->off, data, op->len);
     wtg_mark_sectors (m, op->off, end, number);

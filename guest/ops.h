@@ -28,6 +28,7 @@ enum wtg_op_kind {
   WTG_OK_FADVISE,               /* posix_fadvise DONTNEED */
   WTG_OK_FCOLLAPSE,             /* COLLAPSE_RANGE: the range leaves the file */
   WTG_OK_FINSERT,               /* INSERT_RANGE: a hole of LEN opens at OFF */
+  WTG_OK_COPY_RANGE,            /* copy_file_range from src_file at src_off */
   WTG_OK_COUNT
 };
 
@@ -49,6 +50,8 @@ struct wtg_op {
   uint32_t flags;               /* WTG_OPF_* */
   uint64_t off;                 /* truncate: the new size */
   uint64_t len;
+  uint32_t src_file;            /* copy_range: from this file (from 1) */
+  uint64_t src_off;             /* copy_range: at this offset */
 };
 
 const char *wtg_op_name (uint32_t kind);
@@ -95,7 +98,8 @@ struct wtg_file_model {
 };
 
 /* What an op does to the model, when the call succeeded. data: the bytes
- * a write stores (len of them); number: its op number for sector_op.
+ * a write stores (len of them; for copy_range the source's bytes, op->len
+ * being what the call copied); number: its op number for sector_op.
  * page: the page size (a mapped write reaches the page holding EOF only).
  * Returns the bytes of the file the op stored or zeroed. The caller keeps
  * ops within cap (wtg_op_fits). */

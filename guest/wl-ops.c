@@ -49,6 +49,8 @@ struct wtg_ops {
   uint64_t surprises;
   uint64_t skipped;             /* finsert past the size limit: not run */
   uint64_t maps;                /* mappings made on demand */
+  uint64_t copied;              /* bytes the last copy_range copied */
+  uint64_t short_copies;        /* copy_range that copied less than asked */
   uint64_t beyond_eof_bytes;    /* mapped bytes stored past EOF */
   uint64_t past_eof_mwrites;    /* mwrite -e that stored past EOF */
 };
@@ -66,6 +68,7 @@ wtg_ops_manifest_kind (uint32_t kind)
     [WTG_OK_FSYNC] = WTMF_OP_FSYNC, [WTG_OK_FDATASYNC] = WTMF_OP_FDATASYNC,
     [WTG_OK_SYNC_RANGE] = WTMF_OP_SYNC_RANGE, [WTG_OK_FADVISE] = WTMF_OP_FADVISE,
     [WTG_OK_FCOLLAPSE] = WTMF_OP_COLLAPSE, [WTG_OK_FINSERT] = WTMF_OP_INSERT,
+    [WTG_OK_COPY_RANGE] = WTMF_OP_COPY,
   };
   return kinds[kind];
 }
@@ -196,6 +199,23 @@ wtg_ops_call (struct wtg_ops *o, struct wtg_ops_file *of, const struct wtg_op *o
   case WTG_OK_FINSERT:
     return fallocate (fd, FALLOC_FL_INSERT_RANGE, (off_t) op->off, (off_t) op->len) < 0
       ? errno : 0;
+  case WTG_OK_COPY_RANGE: {
+    /* as many calls as it takes, until the source ends (a return of 0) */
+    int src = o->files[op->src_file - 1].f->fd;
+    loff_t from = (loff_t) op->src_off, to = (loff_t) op->off;
+    o->copied = 0;
+    while (o->copied < op->len) {
+      ssize_t n = copy_file_range (src, &from, fd, &to, op->len - o->copied, 0);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        return errno;
+      if (n == 0)
+        break;
+      o->copied += (uint64_t) n;
+    }
+    return 0;
+  }
   case WTG_OK_FSYNC:
     return fsync (fd) < 0 ? errno : 0;
   case WTG_OK_FDATASYNC:
@@ -211,6 +231,26 @@ wtg_ops_call (struct wtg_ops *o, struct wtg_ops_file *of, const struct wtg_op *o
   default:
     return wtg_fail (o->run, "ops: op kind %" PRIu32 ": not built", op->kind);
   }
+}
+
+/* What a copy_range must have copied: the source's bytes from its offset,
+ * up to the length or the source's end. A call that copied less (it may
+ * stop short) is counted; the model takes what it copied. */
+static uint64_t
+wtg_ops_copy_expect (struct wtg_ops *o, const struct wtg_op *op, int *err, uint64_t n)
+{
+  const struct wtg_file_model *src = &o->files[op->src_file - 1].m;
+  uint64_t avail = op->src_off < src->size ? src->size - op->src_off : 0;
+  uint64_t want = avail < op->len ? avail : op->len;
+  if (*err)
+    return want;                /* a surprise: the model stays the truth */
+  if (o->copied > want) {
+    wtg_ops_surprise (o, n, "copy_range copied %" PRIu64 " bytes, the source holds %" PRIu64,
+                      o->copied, want);
+    return want;
+  }
+  o->short_copies += o->copied < want;
+  return o->copied;
 }
 
 /* After an op: the file's size, and its bytes over the op's pages read
@@ -268,6 +308,12 @@ wtg_ops_one (struct wtg_ops *o, const struct wtg_op *op, uint64_t n)
   wtg_mark (run, "op %" PRIu64 " %s", n, line);
   if (wtg_op_shape (op->kind) == WTG_SHAPE_RANGE && op->kind <= WTG_OK_MWRITE)
     wtg_fill_keyed (o->data, op->off, op->len, wtg_content_key (run->opt->seed, of->f->id, n));
+  if (op->kind == WTG_OK_COPY_RANGE) {
+    /* the source's bytes as the model has them before the copy */
+    const struct wtg_file_model *src = &o->files[op->src_file - 1].m;
+    uint64_t avail = op->src_off < src->size ? src->size - op->src_off : 0;
+    memcpy (o->data, src->image + op->src_off, avail < op->len ? avail : op->len);
+  }
   /* a mapped write's entry: the bytes it stores in the file */
   uint64_t table_len = op->kind == WTG_OK_MWRITE
     ? wtg_mwrite_reach (of->m.size, op->off, op->len, o->page, false) : op->len;
@@ -288,7 +334,10 @@ wtg_ops_one (struct wtg_ops *o, const struct wtg_op *op, uint64_t n)
   }
   o->executed[op->kind]++;
   uint64_t old_size = of->m.size;
-  wtg_op_apply (&of->m, op, o->data, number, o->page);
+  struct wtg_op done = *op;
+  if (op->kind == WTG_OK_COPY_RANGE)
+    done.len = wtg_ops_copy_expect (o, op, &err, n);
+  wtg_op_apply (&of->m, &done, o->data, number, o->page);
   of->f->size = of->m.size;
   if (err) {
     wtg_ops_surprise (o, n, "%s failed: %s", wtg_op_name (op->kind), strerror (err));
@@ -397,6 +446,7 @@ wtg_ops_result (struct wtg_ops *o, uint64_t nops)
     if (o->refused[k])
       wtg_extra (o->run, "refused_%s=%" PRIu64, wtg_op_name (k), o->refused[k]);
   wtg_extra (o->run, "ops_skipped=%" PRIu64, o->skipped);
+  wtg_extra (o->run, "short_copies=%" PRIu64, o->short_copies);
   wtg_extra (o->run, "surprises=%" PRIu64, o->surprises);
   wtg_extra (o->run, "maps=%" PRIu64, o->maps);
   wtg_extra (o->run, "mwrites_past_eof=%" PRIu64, o->past_eof_mwrites);

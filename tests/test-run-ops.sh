@@ -9,7 +9,7 @@
 #    naming the op and as damage.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-run.sh"
-plan 19
+plan 20
 
 ops=(--workload ops --ops 300 --files 2 --size 256K)
 
@@ -37,7 +37,7 @@ for seed in 1 2; do
 done
 missing=""
 for kind in pwrite write dwrite mwrite msync munmap truncate falloc fpunch fzero \
-  fcollapse finsert fsync fdatasync sync_range fadvise; do
+  fcollapse finsert copy_range fsync fdatasync sync_range fadvise; do
   grep -qx "$kind" "$T/kinds" || missing="$missing $kind"
 done
 check "every op kind ran in the clean runs${missing:+ (not:$missing)}" [ -z "$missing" ]
@@ -66,4 +66,6 @@ check "eof: RESULT counts surprises" [ "$(result_value eof surprises)" -gt 0 ]
 check "eof: a surprise MARK names the op whose growth showed the bytes" \
   grep -Eq 'MARK .*"surprise op [0-9]+: f[12] reads other bytes than the model' \
   <("$WTRACK" dump --channel "$T/eof/channel.bin" 2>/dev/null)
+check "eof: the report names the O_DIRECT write that grew the file as the last op" \
+  grep -Eq 'last op [0-9]+ direct-write ' "$T/eof/report.txt"
 done_testing

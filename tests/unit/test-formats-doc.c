@@ -622,9 +622,9 @@ check_manifest (void)
     { "DIRECT_WRITE", WTMF_OP_DIRECT_WRITE }, { "ZERO", WTMF_OP_ZERO },
     { "SYNC_RANGE", WTMF_OP_SYNC_RANGE }, { "FDATASYNC", WTMF_OP_FDATASYNC },
     { "FADVISE", WTMF_OP_FADVISE }, { "COLLAPSE", WTMF_OP_COLLAPSE },
-    { "INSERT", WTMF_OP_INSERT },
+    { "INSERT", WTMF_OP_INSERT }, { "COPY", WTMF_OP_COPY },
   };
-  check_values ("manifest op kinds", "The manifest", "Op kinds", kinds, 15,
+  check_values ("manifest op kinds", "The manifest", "Op kinds", kinds, 16,
                 false, WTMF_OP_KIND_MAX);
   const struct named mflags[] = { { "COLD", WTMF_FLAG_COLD } };
   check_values ("manifest flags", "The manifest", "Manifest flags", mflags, 1,

@@ -36,6 +36,10 @@ ref_apply (struct ref *r, const struct wtg_op *op, const unsigned char *data)
   bool keep = op->flags & WTG_OPF_KEEP_SIZE;
   uint64_t end = op->off + op->len;
   switch (op->kind) {
+  case WTG_OK_COPY_RANGE:       /* op->len: what it copied; 0 grows nothing */
+    if (op->len == 0)
+      break;
+    /* fall through */
   case WTG_OK_PWRITE: case WTG_OK_WRITE: case WTG_OK_DWRITE:
     if (end > r->size)
       r->size = end;
@@ -121,6 +125,22 @@ fill (unsigned char *data, uint64_t len, unsigned seed)
     data[i] = (unsigned char) (1 + (i * 7 + seed) % 251);     /* never 0 */
 }
 
+/* An op's bytes: a write's own, a copy's from the reference's source (its
+ * length cut to what the source holds, as the call copies). */
+static struct wtg_op
+op_data (const struct wtg_op *op, const struct ref *src, unsigned char *data, unsigned seed)
+{
+  struct wtg_op done = *op;
+  if (op->kind != WTG_OK_COPY_RANGE) {
+    fill (data, op->len, seed);
+    return done;
+  }
+  done.len = 0;
+  for (uint64_t i = op->src_off; i < src->size && done.len < op->len; i++)
+    data[done.len++] = src->b[i];
+  return done;
+}
+
 static struct wtg_op
 op_of (const char *line)
 {
@@ -149,9 +169,9 @@ case_lines (const char *name, const char *const *lines, size_t n)
   bool ok = true;
   for (size_t i = 0; i < n && ok; i++) {
     struct wtg_op op = op_of (lines[i]);
-    fill (data, op.len, (unsigned) i);
-    wtg_op_apply (&x.m, &op, data, (uint32_t) i + 1, PAGE);
-    ref_apply (&r, &op, data);
+    struct wtg_op done = op_data (&op, &r, data, (unsigned) i);
+    wtg_op_apply (&x.m, &done, data, (uint32_t) i + 1, PAGE);
+    ref_apply (&r, &done, data);
     if (!same (&x, &r, why, sizeof why)) {
       ok = false;
       size_t used = strlen (why);
@@ -194,6 +214,11 @@ test_edge_cases (void)
         "f1 finsert 0x4000 0x1000", "f1 fcollapse 0x0 0x3000", "f1 fcollapse 0x1000 0x2000",
         "f1 finsert 0x3000 0x1000", "f1 mwrite -e 0x2100 0x2000", "f1 finsert 0x1000 0x1000",
         "f1 truncate 0x3000", "f1 fcollapse 0x2000 0x1000");
+  CASE ("copy_range within the file, past EOF, and from past the source's end",
+        "f1 pwrite 0x0 0x2345", "f1 copy_range f1 0x100 0x3000 0x1000",
+        "f1 copy_range f1 0x3f00 0x5001 0x800", "f1 copy_range f1 0x9000 0x0 0x100",
+        "f1 copy_range f1 0x9000 0xa000 0x100",
+        "f1 copy_range f1 0x0 0x7fff 0x1");
   CASE ("syncs and cache drops change nothing",
         "f1 pwrite 0x10 0x3000", "f1 msync", "f1 msync -a", "f1 munmap", "f1 fsync",
         "f1 fdatasync", "f1 sync_range 0x0 0x1000", "f1 fadvise 0x0 0x4000");
@@ -280,9 +305,10 @@ test_generated (uint64_t seed, uint32_t *seen)
       break;
     }
     seen[op->kind]++;
-    fill (data, op->len, (unsigned) i);
-    wtg_op_apply (&m->m, op, data, (uint32_t) i + 1, PAGE);
-    ref_apply (&r[op->file - 1], op, data);
+    struct wtg_op done = op_data (op, &r[op->src_file ? op->src_file - 1 : 0], data,
+                                  (unsigned) i);
+    wtg_op_apply (&m->m, &done, data, (uint32_t) i + 1, PAGE);
+    ref_apply (&r[op->file - 1], &done, data);
     if (!same (m, &r[op->file - 1], why, sizeof why)) {
       ok = false;
       size_t used = strlen (why);
@@ -385,6 +411,9 @@ test_parser (void)
   bad ("f1 pwrite 0x10 0\n", "line 1, column 16: a length of 0");
   bad ("f1 pwrite -k 0 1\n", "line 1, column 11: pwrite takes no flag '-k'");
   bad ("f1 pwrite 12ab 1\n", "line 1, column 11: not a number");
+  bad ("f1 copy_range f3 0 0 1\n", "line 1, column 15: expected a file f1..f2, got 'f3'");
+  bad ("f1 copy_range f2 0xffff 0x0 0x2\n", "line 1, column 29: past the size limit");
+  bad ("f1 copy_range f2 0x0 0x1\n", "line 1, column 25: copy_range needs an offset and a length");
 }
 
 static void
@@ -410,7 +439,7 @@ test_weights (void)
 int
 main (void)
 {
-  tap_plan (8 + 1 + 2 + 7 + 17 + 5);
+  tap_plan (9 + 1 + 2 + 7 + 20 + 5);
   test_edge_cases ();
   test_mwrite_reach ();
   test_sector_ops ();
