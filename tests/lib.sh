@@ -142,14 +142,18 @@ kill_nbdkit_after_acks () {
   rm -f "$T/$name.pid"
 }
 
-# wait_process_gone PID: returns once PID has exited (gone, or a zombie:
-# its files, and so its locks, are closed by then); 1 after 10 s.
+# wait_process_gone PID: returns once PID has exited (gone, or a zombie
+# with no other thread left: its files, and so its locks, are closed by
+# then); 1 after 10 s. A multithreaded process's first thread turns zombie
+# while the others may still be exiting, holding the shared descriptors
+# (seen: a killed nbdkit's ring still locked after its leader was a zombie).
 wait_process_gone () {
-  local pid=$1 state
+  local pid=$1 state threads
   for _ in $(seq 1 200); do
     # the state follows the command's name, which may hold spaces
     state=$(sed 's/.*) //; s/ .*//' "/proc/$pid/stat" 2>/dev/null) || return 0
-    [ -n "$state" ] && [ "$state" != Z ] || return 0
+    threads=$(ls "/proc/$pid/task" 2>/dev/null | wc -l)
+    [ -n "$state" ] && { [ "$state" != Z ] || [ "$threads" -gt 1 ]; } || return 0
     sleep 0.05
   done
   echo "# process $pid still running 10 s after SIGKILL" >&2
