@@ -4,12 +4,13 @@
 #  - clean on two seeds, with every op kind run across them; mapped stores
 #    past EOF left out (--op-weights mwrite_eof=0): this kernel exposes them
 #    when the file grows (doc/ops.md "Found so far"), shown by the last run;
+#  - a run's ops.txt given back with --ops-file runs the same ops;
 #  - vanished writes injected by the plugin found exactly (P = R = 1);
 #  - the kernel's exposure of mapped bytes past EOF, reported as a surprise
 #    naming the op and as damage.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-run.sh"
-plan 20
+plan 23
 
 ops=(--workload ops --ops 300 --files 2 --size 256K)
 
@@ -35,6 +36,13 @@ for seed in 1 2; do
   "$WTRACK" dump --channel "$T/$name/channel.bin" 2>/dev/null |
     sed -n 's/^    ops_\([a-z_]*\)=\([1-9][0-9]*\)$/\1/p' | grep -vx 'refused\|skipped' >>"$T/kinds"
 done
+# (a') the first run's op list again, from the host's file: the same ops
+wtrack_run replayed --workload ops --files 2 --size 256K --ops-file="$T/clean1/ops.txt"
+check "replayed: --ops-file of clean1's ops.txt exits 0 (clean)" [ "$run_status" = 0 ]
+check "replayed: it ran exactly clean1's ops" cmp "$T/clean1/ops.txt" "$T/replayed/ops.txt"
+wtrack_run noopsfile --workload ops --files 2 --size 256K --ops-file "$T/no-such-ops.txt"
+check "an --ops-file that is not there: exit 4 before anything starts" \
+  [ "$run_status" = 4 -a ! -e "$T/noopsfile" ]
 missing=""
 for kind in pwrite write dwrite mwrite msync munmap truncate falloc fpunch fzero \
   fcollapse finsert copy_range fsync fdatasync sync_range fadvise; do
