@@ -56,8 +56,21 @@ check "--resume while the dead driver's cells run: exit 2, naming the dead pid $
 check "... and the cells still running" grep -q 'cells still running' "$T/r.err"
 check "the refused --resume left the running cells' folders alone" \
   cmp -s "$T/cells.before" <(stat -c '%n %i' "$out"/cells/*)
-# the orphans finish on their own, and write their results
-for _ in $(seq 1 300); do cells_running || break; sleep 1; done
+# the orphans finish on their own, and write their results. A cell's own
+# last steps (jq on its report, mv of its log, cell.ini) name its folder
+# too, so the cells are over once both cell.ini files are there and no
+# process names a cell's folder two looks in a row (a look between
+# wtrack-run's end and those steps once took the cells for ended)
+cells_written () { [ "$(ls "$out"/cells/*/cell.ini 2>/dev/null | wc -l)" = 2 ]; }
+quiet=0
+for _ in $(seq 1 600); do
+  if cells_written && ! cells_running; then
+    quiet=$((quiet + 1)); [ "$quiet" -lt 2 ] || break
+  else
+    quiet=0
+  fi
+  sleep 0.5
+done
 check "the orphaned cells ended by themselves" eval '! cells_running'
 check "each wrote its cell.ini (with its arguments)" \
   [ "$(grep -l '^args=--fs' "$out"/cells/*/cell.ini | wc -l)" = 2 ]
