@@ -6,6 +6,7 @@
 # the one worked out by hand (doc/ops.md "Minimizing a damaged run").
 . "$(dirname "$0")/lib.sh"
 require_tools python3
+export PYTHONDONTWRITEBYTECODE=1
 plan 12
 
 while IFS=$'\t' read -r verdict name detail; do

@@ -10,7 +10,8 @@
 # tests/tools/eof-mmap-dio shows it on this kernel.
 . "$(dirname "$0")/lib.sh"
 require_tools python3 cc mkfs.ext4 losetup
-plan 12
+export PYTHONDONTWRITEBYTECODE=1
+plan 14
 [ "$(id -u)" = 0 ] || skip_all "needs root (tmpfs and loop mounts)"
 
 # gen NAME LINES...: $T/NAME.c from the ops lines (files 2, 256K, seed 7);
@@ -31,6 +32,21 @@ except m.ReproError as e:
     print(e)
     sys.exit(1)
 open(sys.argv[2], "w").write(text)
+PY
+}
+
+# gensh NAME LINES...: $T/NAME.sh, repro.sh of the lines
+gensh () {
+  local name=$1; shift
+  python3 - "$TOP/scripts/wtrack-minimize" "$T/$name.sh" "$@" <<'PY'
+import importlib.machinery, importlib.util, sys, types
+loader = importlib.machinery.SourceFileLoader("wtm", sys.argv[1])
+spec = importlib.util.spec_from_loader("wtm", loader)
+m = importlib.util.module_from_spec(spec)
+loader.exec_module(m)
+run = types.SimpleNamespace(files=2, size=256 << 10, seed=7, guest_kernel="the host's",
+                            run_args=["--fs", "ext4"], page=4096)
+open(sys.argv[2], "w").write(m.repro_sh(sys.argv[3:], run, "a test list"))
 PY
 }
 
@@ -106,6 +122,17 @@ for fs in tmpfs ext4; do
   diag "$fs: $(grep -c refused "$T/all.$fs.out") ops refused"
 done
 
+# repro.sh: the same list as xfs_io commands, on ext4, less the ops
+# repro.c saw refused there (repro.sh takes every op as succeeding)
+mapfile -t accepted < <(awk 'NR == FNR { if ($1 == "op" && $3 == "refused") gone[$2] = 1; next }
+                             !(FNR in gone)' "$T/all.ext4.out" "$T/all.txt")
+diag "repro.sh: ${#accepted[@]} ops"
+gensh all "${accepted[@]}"
+mkdir -p "$T/ext4/sh"
+bash "$T/all.sh" "$T/ext4/sh" >"$T/all.sh.out" 2>&1; st=$?
+check "repro.sh of the 300 ops on ext4: REPRO: 0 bad sectors, exit 0 (exit $st)" \
+  sh -c "[ $st = 0 ] && grep -qx 'REPRO: 0 bad sectors' '$T/all.sh.out'"
+
 # subsets: every one runs, against its own model
 bad=""
 for s in 1 2 3 4 5 6 7 8; do
@@ -156,6 +183,12 @@ else
     sh -c "[ $st = 1 ] && grep -Eq '^REPRO: [1-9][0-9]* bad sectors$' '$T/eof.out'"
 fi
 diag "$(tail -n 3 "$T/eof.out" | tr '\n' '|')"
+gensh eof "f1 truncate 0x22061" "f1 mwrite -e 0x2207c 0xf84" "f1 dwrite 0x23000 0x1000"
+mkdir -p "$T/ext4/eofsh"
+bash "$T/eof.sh" "$T/ext4/eofsh" >"$T/eofsh.out" 2>&1; st_sh=$?
+check "repro.sh agrees with repro.c on the finding (exit $st_sh, repro.c $st)" \
+  sh -c "[ $st_sh = $st ] && [ \"\$(grep -c ' sector ' '$T/eofsh.out')\" = \"\$(grep -c ' sector ' '$T/eof.out')\" ]"
+diag "repro.sh: $(tail -n 3 "$T/eofsh.out" | tr '\n' '|')"
 check "the finding's repro.c names each op in a comment" \
   sh -c "grep -c '/\\* op [123]: f1: ' '$T/eof.c' | grep -qx 3"
 done_testing
