@@ -1,0 +1,18 @@
+# shellcheck shell=bash disable=SC2154 # prog and die_status: set by the sourcing script
+# lib-cli.sh: the messages and exit statuses every wtrack script shares
+# (sourced; bash). The sourcing script sets prog (its name in messages) and
+# die_status (the status of its own failure: 1 for the set-up scripts, 2 for
+# the bench and campaign scripts, 3 for wtrack-run) first. Bad usage is 4
+# in every script (doc/design.md, "Exit statuses and messages").
+
+# say MESSAGE: one line to stderr, prefixed with the script's name
+say () { echo "$prog: $*" >&2; }
+
+# die MESSAGE: the script's own failure, exit die_status
+die () { say "$*"; exit "${die_status:?lib-cli.sh: die_status not set}"; }
+
+# usage_error MESSAGE: bad usage, exit 4, pointing at --help
+usage_error () { say "$*"; echo "try '$prog --help'" >&2; exit 4; }
+
+# need_arg "$@": an option that takes a value was given without one
+need_arg () { [ $# -ge 2 ] || usage_error "option $1 needs a value"; }
