@@ -1,5 +1,5 @@
 #!/bin/bash
-# Bad usage is exit 4 in every script (scripts/lib-cli.sh): an unknown
+# Bad usage is exit 4 in every script (scripts/lib.sh): an unknown
 # option and an option given without its value, each with one line naming
 # it, before anything is fetched, built or booted.
 . "$(dirname "$0")/lib.sh"
