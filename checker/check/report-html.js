@@ -82,7 +82,8 @@
     var rows = [
       ["kernel", g.kernel],
       ["architecture", (g.arch || "?") + (g.page_size ? ", " + fmtBytes(g.page_size) + " pages" : "")],
-      ["file system", g.fs], ["workload", g.workload], ["seed", g.seed],
+      ["file system", g.fs === null ? null : g.fs + (g.block_size ? ", " + fmtBytes(+g.block_size) + " blocks" : "")],
+      ["workload", g.workload], ["seed", g.seed],
       ["guest result", "status " + (g.status === null ? "?" : g.status) +
         (g.readback ? ", read-back " + g.readback : "") +
         (g.readback_bad_sectors && g.readback_bad_sectors !== "0" ? " (" + g.readback_bad_sectors + " bad sectors)" : "") +
