@@ -33,7 +33,7 @@ else
 fi
 
 config=$(dirname "$bzimage")/config
-missing=$(grep -E '^CONFIG_[A-Z0-9_]+=y' scripts/kernel-config.fragment | grep -vxF -f "$config" || true)
+missing=$(grep -E '^CONFIG_[A-Z0-9_]+=y' share/kernel-config.fragment | grep -vxF -f "$config" || true)
 if [ -z "$missing" ] && ! grep -q '^CONFIG_MODULES=y' "$config"; then
   ok "the kernel's config has every fragment option and no modules"
 else
