@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -455,6 +456,11 @@ wtg_send_hello (struct wtg_run *run)
   wtg_kv (p, sizeof p, "dir", "%s", run->dir_abs);
   wtg_kv (p, sizeof p, "cpus", "%ld", sysconf (_SC_NPROCESSORS_ONLN));
   wtg_kv (p, sizeof p, "page_size", "%ld", sysconf (_SC_PAGESIZE));
+  /* the file system's block size (ext4's and xfs's block, btrfs's
+   * sector): below the page size, one page holds several blocks */
+  struct statvfs vfs;
+  if (run->dir_abs[0] && statvfs (run->dir_abs, &vfs) == 0 && vfs.f_bsize)
+    wtg_kv (p, sizeof p, "block_size", "%lu", (unsigned long) vfs.f_bsize);
   static const char *const sysctls[] = {
     "vm.dirty_ratio", "vm.dirty_background_ratio", "vm.dirty_bytes",
     "vm.dirty_background_bytes", "vm.dirty_expire_centisecs",

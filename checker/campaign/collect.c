@@ -47,6 +47,7 @@ struct wtc_result {
   GHashTable *timings;  /* phase -> double * */
   char *dir;            /* relative to the campaign folder */
   guint64 page_size;    /* the guest's (report.json), 0: unknown */
+  guint64 block_size;   /* the file system's (report.json), 0: unknown */
 };
 
 /* One column of the grid: fs, variant and workload. */
@@ -261,7 +262,8 @@ wtc_read_ini (const char *ini, const struct wtc_cell *cell, GHashTable *kernel_s
   }
   if (!wtc_ini_exit (kf, &r->exit_status, &r->why) || !wtc_ini_seconds (kf, &r->seconds, &r->why)
       || !wtc_ini_u64 (kf, "bad_sectors", &r->bad_sectors, &r->why)
-      || !wtc_ini_u64 (kf, "page_size", &r->page_size, &r->why)) {
+      || !wtc_ini_u64 (kf, "page_size", &r->page_size, &r->why)
+      || !wtc_ini_u64 (kf, "block_size", &r->block_size, &r->why)) {
     r->state = WTC_STATE_UNREADABLE;
     return false;
   }
@@ -321,6 +323,7 @@ wtc_read_result (const char *dir, const struct wtc_cell *cell, GHashTable *kerne
   r->seconds = -1;
   r->bad_sectors = 0;
   r->page_size = 0;
+  r->block_size = 0;
   g_free (r->error);
   r->error = r->state == WTC_STATE_LOST ? g_strdup (r->why)
                                          : g_strdup_printf ("%s (--resume runs it again)", r->why);
@@ -411,6 +414,55 @@ wtc_grid_at (struct wtc_collect *c, guint row, guint col)
   return &c->grid[row * c->columns->len + col];
 }
 
+static int
+wtc_u64_cmp (gconstpointer a, gconstpointer b)
+{
+  guint64 x = *(const guint64 *) a, y = *(const guint64 *) b;
+  return x < y ? -1 : x > y;
+}
+
+/* The distinct block sizes the cells of a column (row G_MAXUINT: of every
+ * row) reported, smallest first; empty when none did. */
+static GArray *
+wtc_block_sizes (struct wtc_collect *c, guint row, guint col)
+{
+  GArray *sizes = g_array_new (FALSE, FALSE, sizeof (guint64));
+  for (guint i = 0; i < c->results->len; i++) {
+    const struct wtc_result *r = &g_array_index (c->results, struct wtc_result, i);
+    if (!r->block_size || wtc_column_of (c->columns, r->cell) != col
+        || (row != G_MAXUINT && wtc_row_of (c->rows, r->cell->kernel) != row))
+      continue;
+    bool seen = false;
+    for (guint k = 0; k < sizes->len && !seen; k++)
+      seen = g_array_index (sizes, guint64, k) == r->block_size;
+    if (!seen)
+      g_array_append_val (sizes, r->block_size);
+  }
+  g_array_sort (sizes, wtc_u64_cmp);
+  return sizes;
+}
+
+/* A grid cell's block size when its cells agree on one, else 0. */
+static guint64
+wtc_block_size_at (struct wtc_collect *c, guint row, guint col)
+{
+  g_autoptr (GArray) sizes = wtc_block_sizes (c, row, col);
+  return sizes->len == 1 ? g_array_index (sizes, guint64, 0) : 0;
+}
+
+/* A column's label in summary.txt: "fs[/variant] workload", then
+ * " bs=N[/M...]", the block sizes its cells reported (none: nothing). */
+static char *
+wtc_column_text (struct wtc_collect *c, guint col)
+{
+  const struct wtc_column *column = g_ptr_array_index (c->columns, col);
+  g_autoptr (GArray) sizes = wtc_block_sizes (c, G_MAXUINT, col);
+  GString *s = g_string_new (column->label);
+  for (guint k = 0; k < sizes->len; k++)
+    g_string_append_printf (s, "%s%" PRIu64, k ? "/" : " bs=", g_array_index (sizes, guint64, k));
+  return g_string_free (s, FALSE);
+}
+
 static char *
 wtc_grid_text (const struct wtc_tally *t)
 {
@@ -460,20 +512,22 @@ wtc_write_grid (struct wtc_collect *c, FILE *out)
   for (guint i = 0; i < c->rows->len; i++)
     kw = MAX (kw, strlen (g_ptr_array_index (c->rows, i)));
   g_autofree size_t *cw = g_new0 (size_t, c->columns->len);
+  g_autoptr (GPtrArray) labels = g_ptr_array_new_with_free_func (g_free);
   for (guint j = 0; j < c->columns->len; j++) {
-    cw[j] = strlen (((struct wtc_column *) g_ptr_array_index (c->columns, j))->label);
+    g_ptr_array_add (labels, wtc_column_text (c, j));
+    cw[j] = strlen (g_ptr_array_index (labels, j));
     for (guint i = 0; i < c->rows->len; i++) {
       g_autofree char *t = wtc_grid_text (wtc_grid_at (c, i, j));
       cw[j] = MAX (cw[j], strlen (t));
     }
   }
-  fprintf (out, "damaged/total seeds per kernel (rows) and fs[/variant] workload (columns);\n"
+  fprintf (out, "damaged/total seeds per kernel (rows) and fs[/variant] workload (columns;\n"
+                "bs= the file system's block size the cells reported);\n"
                 "errors (cells that could not run, or were interrupted or lost) and cells\n"
                 "--until-fail did not run are counted apart\n\n");
   fprintf (out, "%-*s", (int) kw, "kernel");
   for (guint j = 0; j < c->columns->len; j++)
-    fprintf (out, "  %-*s", (int) cw[j],
-             ((struct wtc_column *) g_ptr_array_index (c->columns, j))->label);
+    fprintf (out, "  %-*s", (int) cw[j], (const char *) g_ptr_array_index (labels, j));
   fputc ('\n', out);
   for (guint i = 0; i < c->rows->len; i++) {
     fprintf (out, "%-*s", (int) kw, (const char *) g_ptr_array_index (c->rows, i));
@@ -538,6 +592,16 @@ wtc_json_kv (FILE *out, const char *key, const char *value, const char *sep)
   fputs (sep, out);
 }
 
+/* "KEY": N, or null for 0 (unknown: no report, or an older guest's). */
+static void
+wtc_json_size (FILE *out, const char *key, guint64 n)
+{
+  if (n)
+    fprintf (out, "\"%s\": %" PRIu64 ", ", key, n);
+  else
+    fprintf (out, "\"%s\": null, ", key);
+}
+
 static void
 wtc_write_json_cell (const struct wtc_result *r, FILE *out)
 {
@@ -547,11 +611,9 @@ wtc_write_json_cell (const struct wtc_result *r, FILE *out)
   wtc_json_kv (out, "kernel", cell->kernel, ", ");
   g_autofree char *arch = wtc_kernel_arch (cell->kernel);
   wtc_json_kv (out, "arch", arch, ", ");
-  if (r->page_size)
-    fprintf (out, "\"page_size\": %" PRIu64 ", ", r->page_size);
-  else
-    fputs ("\"page_size\": null, ", out);
+  wtc_json_size (out, "page_size", r->page_size);
   wtc_json_kv (out, "fs", cell->fs, ", ");
+  wtc_json_size (out, "block_size", r->block_size);
   wtc_json_kv (out, "variant", cell->variant, ", ");
   wtc_json_kv (out, "workload", cell->workload, ", ");
   fprintf (out, "\"seed\": %" PRIu64 ", ", cell->seed);
@@ -611,6 +673,7 @@ wtc_write_json (struct wtc_collect *c, FILE *out)
       g_autofree char *arch = wtc_kernel_arch (g_ptr_array_index (c->rows, i));
       wtc_json_kv (out, "arch", arch, ", ");
       wtc_json_kv (out, "fs", col->fs, ", ");
+      wtc_json_size (out, "block_size", wtc_block_size_at (c, i, j));
       wtc_json_kv (out, "variant", col->variant, ", ");
       wtc_json_kv (out, "workload", col->workload, ", ");
       fprintf (out, "\"cells\": %u, \"clean\": %u, \"damaged\": %u, \"error\": %u, "
@@ -659,6 +722,10 @@ wtc_write_xml_case (const struct wtc_result *r, FILE *out)
   g_autofree char *args = wtc_join (cell->args, " ");
   wtc_xml_property (out, "        ", "kernel", cell->kernel);
   wtc_xml_property (out, "        ", "fs", cell->fs);
+  if (r->block_size) {
+    g_autofree char *bs = g_strdup_printf ("%" PRIu64, r->block_size);
+    wtc_xml_property (out, "        ", "block_size", bs);
+  }
   wtc_xml_property (out, "        ", "variant", cell->variant ? cell->variant : "");
   wtc_xml_property (out, "        ", "workload", cell->workload);
   wtc_xml_property (out, "        ", "seed", seed);

@@ -89,7 +89,8 @@ wtc_html_cold (const struct wtc_check *c, FILE *out)
 static void
 wtc_html_header (const struct wtc_check *c, FILE *out)
 {
-  static const char *const hello_keys[] = { "kernel", "arch", "page_size", "fs", "workload", "seed" };
+  static const char *const hello_keys[] = { "kernel", "arch", "page_size", "fs", "block_size",
+                                            "workload", "seed" };
   static const char *const result_keys[] = { "status", "readback", "readback_bad_sectors", "error" };
   bool inputs_ok = c->log_read && !c->log_status.torn && !c->channel_error && !c->log_error;
   fprintf (out, "\"verdict\": \"%s\", \"inputs_complete\": %s, \"bad_sectors\": %u, \"by_class\": {",

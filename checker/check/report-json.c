@@ -145,6 +145,19 @@ wtc_json_file (const struct wtc_check *c, uint32_t fi, FILE *out)
   fputs ("}", out);
 }
 
+/* ", KEY": a HELLO size in bytes as a number; null when the guest sent
+ * none (older guests) or not a number. */
+static void
+wtc_json_hello_size (const struct wtc_check *c, const char *key, FILE *out)
+{
+  g_autofree char *v = wtc_hello_value (c, key);
+  guint64 n;
+  if (v && g_ascii_string_to_unsigned (v, 10, 1, G_MAXUINT32, &n, NULL))
+    fprintf (out, ", \"%s\": %" G_GUINT64_FORMAT, key, n);
+  else
+    fprintf (out, ", \"%s\": null", key);
+}
+
 static void
 wtc_json_inputs (const struct wtc_check *c, FILE *out)
 {
@@ -165,12 +178,9 @@ wtc_json_inputs (const struct wtc_check *c, FILE *out)
   fputs (", ", out);
   wtc_json_kv_str (out, "page_cache", pc);
   /* a number: the guest's page is what says how many blocks share one */
-  g_autofree char *page = wtc_hello_value (c, "page_size");
-  guint64 page_size;
-  if (page && g_ascii_string_to_unsigned (page, 10, 1, G_MAXUINT32, &page_size, NULL))
-    fprintf (out, ", \"page_size\": %" G_GUINT64_FORMAT, page_size);
-  else
-    fputs (", \"page_size\": null", out);
+  wtc_json_hello_size (c, "page_size", out);
+  /* and the file system's block: below the page, one page holds several */
+  wtc_json_hello_size (c, "block_size", out);
   fputs ("},\n  \"log\": {", out);
   fprintf (out, "\"records\": %" PRIu64 ", \"end\": \"%s\"", c->log_status.records,
            !c->log_read ? "unread" : c->log_status.torn ? "torn"
