@@ -504,7 +504,7 @@ test_meet (void)
     "f1 pwrite 0x0 0x1000", "f1 mwrite 0x800 0x10", "f1 fzero 0x0 0x2000",
     "f1 mwrite 0x100 0x1", "f1 pwrite 0x0 0x2000", "f1 fsync", "f2 pwrite 0x0 0x10",
     "f1 truncate 0x1800", "f1 copy_range f1 0x0 0x1000 0x10", "f1 pwrite 0x0 0x1",
-    "f1 mwrite -e 0x5000 0x10",
+    "f1 mwrite -e 0x5000 0x10", "f1 fpunch 0x0 0x10", "f1 mwrite 0x0 0x1",
   };
   struct wtg_op ops[sizeof lines / sizeof lines[0]];
   for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
@@ -520,12 +520,13 @@ test_meet (void)
     && c[WTG_OK_FZERO][WTG_OK_MWRITE] == 1 && c[WTG_OK_MWRITE][WTG_OK_PWRITE] == 1
     && c[WTG_OK_FZERO][WTG_OK_PWRITE] == 1 && c[WTG_OK_PWRITE][WTG_OK_TRUNCATE] == 1
     && c[WTG_OK_PWRITE][WTG_OK_COPY_RANGE] == 1 && c[WTG_OK_TRUNCATE][WTG_OK_COPY_RANGE] == 1
-    && c[WTG_OK_COPY_RANGE][WTG_OK_PWRITE] == 1 && meet_total (&mt) == 9;
+    && c[WTG_OK_COPY_RANGE][WTG_OK_PWRITE] == 1 && c[WTG_OK_PWRITE][WTG_OK_FPUNCH] == 1
+    && c[WTG_OK_FPUNCH][WTG_OK_MWRITE] == 1 && meet_total (&mt) == 11;
   tap_ok (ok, "pairs: each kind that last touched one of an op's pages, once per op; a "
           "copy's source pages too; syncs, other files and stores past EOF meet none "
           "(%" PRIu64 " pairs)", meet_total (&mt));
-  tap_ok (mt.chains == 1, "one write / mwrite / range op / mwrite chain on a page (%" PRIu64 ")",
-          mt.chains);
+  tap_ok (mt.chains == 1, "one write / mwrite / range op / mwrite chain on a page, not "
+          "write / range op / mwrite (%" PRIu64 ")", mt.chains);
   wtg_op_meet_free (&mt);
   /* a default list of 400 ops: the pairs the issue names meet */
   uint32_t weights[WTG_W_COUNT];
