@@ -622,7 +622,8 @@ wtg_gen_reflink (struct wtg_gen *g, struct wtg_op *op, uint32_t fi)
     return;
   g->share = *op;
   g->have_share = true;
-  if (wtg_gen_below (g, 2))     /* half the time, a dedupe of its ranges soon */
+  /* half the time, a dedupe of its ranges soon (unless dedupe's weight is 0) */
+  if (g->p->weights[WTG_OK_DEDUPE] && wtg_gen_below (g, 2))
     g->dedupe_in = 1 + (uint32_t) wtg_gen_below (g, 2);
   if (op->off + op->len > dsize)
     g->size[fi] = op->off + op->len;

@@ -650,6 +650,26 @@ test_weights (void)
     && w[WTG_OK_PWRITE] == 3 && w[WTG_W_MWRITE_EOF] == 1 && w[WTG_OK_FZERO] == 0;
   tap_ok (ok, "all=0,pwrite=3:mwrite_eof=1 (',' or ':' between) (%s)", err);
   wtg_op_default_weights (w);
+  {
+    /* dedupe=0: no dedupe, not even those that follow reflinks */
+    wtg_op_default_weights (w);
+    w[WTG_OK_DEDUPE] = 0;
+    struct wtg_rng rng;
+    wtg_rng_init (&rng, 3, "ops list");
+    struct wtg_op_gen_params p = { .files = 2, .size_limit = LIMIT, .page = PAGE, .weights = w };
+    struct wtg_op *list;
+    uint64_t dedupes = 0, reflinks = 0;
+    if (wtg_ops_generate (&rng, &p, 1000, &list) == 0) {
+      for (int i = 0; i < 1000; i++) {
+        dedupes += list[i].kind == WTG_OK_DEDUPE;
+        reflinks += list[i].kind == WTG_OK_REFLINK;
+      }
+      free (list);
+    }
+    tap_ok (dedupes == 0 && reflinks > 0, "dedupe=0 draws no dedupe (%" PRIu64 "), reflinks still (%"
+            PRIu64 ")", dedupes, reflinks);
+  }
+  wtg_op_default_weights (w);
   tap_ok (wtg_op_parse_weights ("pwrite=1,frob=2", w, err, sizeof err) < 0
           && strstr (err, "unknown op 'frob'"), "an unknown name is refused: %s", err);
   tap_ok (wtg_op_parse_weights ("all=0", w, err, sizeof err) < 0
@@ -663,7 +683,7 @@ test_weights (void)
 int
 main (void)
 {
-  tap_plan (13 + 1 + 2 + 10 + 3 + 31 + 5);
+  tap_plan (13 + 1 + 2 + 10 + 3 + 31 + 6);
   test_edge_cases ();
   test_mwrite_reach ();
   test_sector_ops ();
