@@ -16,6 +16,7 @@
  * a repeatable option with several values is given once per value). */
 struct wtc_copt {
   char *key;
+  char *fs;          /* KEY.FS: only for that fs's cells; NULL: every cell */
   GPtrArray *values; /* char *, may be empty */
   bool repeatable;
 };
@@ -23,6 +24,7 @@ struct wtc_copt {
 struct wtc_variant {
   char *name;
   GPtrArray *opts; /* struct wtc_copt * */
+  GPtrArray *fs;   /* char *: the variant's own fs (its `fs` key); NULL: all */
 };
 
 typedef struct wtc_campaign wtc_campaign;

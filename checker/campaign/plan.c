@@ -19,6 +19,8 @@ static const char *const wtc_repeatable[] = { "plugin-opt", "sysctl", NULL };
 /* Set by the campaign itself for every cell. */
 static const char *const wtc_reserved[] = { "out", "kernel", "modules", "fs", "workload",
                                             "seed", "arch", "help", NULL };
+/* The fs axis's names; also the FS of a KEY.FS option. */
+static const char *const wtc_fs_names[] = { "ext2", "ext3", "ext4", "xfs", "btrfs", NULL };
 static const char *const wtc_releases[] = { "bullseye", "bookworm", "bookworm-backports",
                                             "trixie", NULL };
 /* The architectures of scripts/arches; a debian: spec without one is the
@@ -40,6 +42,7 @@ wtc_copt_free (struct wtc_copt *o)
   if (!o)
     return;
   g_free (o->key);
+  g_free (o->fs);
   g_ptr_array_unref (o->values);
   g_free (o);
 }
@@ -51,6 +54,7 @@ wtc_variant_free (struct wtc_variant *v)
     return;
   g_free (v->name);
   g_ptr_array_unref (v->opts);
+  g_clear_pointer (&v->fs, g_ptr_array_unref);
   g_free (v);
 }
 
@@ -162,11 +166,37 @@ wtc_valid_key (const char *key)
   return true;
 }
 
+static bool
+wtc_same_fs (const char *a, const char *b)
+{
+  return (!a && !b) || (a && b && strcmp (a, b) == 0);
+}
+
+/* KEY.FS: the option KEY for the cells of FS only (mkfs-opts.xfs = -b
+ * size=1024). Sets *name to KEY and *fs to FS (NULL for a plain key). */
+static bool
+wtc_split_fs_key (const char *where, const char *full, char **name, char **fs, GError **error)
+{
+  const char *dot = strchr (full, '.');
+  *name = dot ? g_strndup (full, dot - full) : g_strdup (full);
+  *fs = dot ? g_strdup (dot + 1) : NULL;
+  if (*fs && !wtc_in_list (wtc_fs_names, *fs)) {
+    g_set_error (error, WTC_ERROR, 0,
+                 "%s: %s: unknown fs after the '.' (KEY.FS, FS one of ext2, ext3, ext4, xfs, btrfs)",
+                 where, full);
+    return false;
+  }
+  return true;
+}
+
 /* One option of [campaign] or a variant: "true"/"yes" is a flag,
  * "false"/"no" leaves it out (returns NULL without error). */
 static struct wtc_copt *
-wtc_copt_new (const char *where, const char *key, const char *value, GError **error)
+wtc_copt_new (const char *where, const char *full_key, const char *value, GError **error)
 {
+  g_autofree char *key = NULL, *fs = NULL;
+  if (!wtc_split_fs_key (where, full_key, &key, &fs, error))
+    return NULL;
   if (!wtc_valid_key (key)) {
     g_set_error (error, WTC_ERROR, 0,
                  "%s: bad option name: %s (a wtrack-run or workload long option without its dashes)",
@@ -190,6 +220,7 @@ wtc_copt_new (const char *where, const char *key, const char *value, GError **er
     return NULL;
   struct wtc_copt *o = g_new0 (struct wtc_copt, 1);
   o->key = g_strdup (key);
+  o->fs = g_steal_pointer (&fs);
   o->repeatable = wtc_in_list (wtc_repeatable, key);
   if (strcmp (v, "true") == 0 || strcmp (v, "yes") == 0)
     o->values = g_ptr_array_new_with_free_func (g_free);
@@ -202,22 +233,27 @@ wtc_copt_new (const char *where, const char *key, const char *value, GError **er
   return o;
 }
 
-/* Adds KEY=VALUE to opts, replacing an option of that name. */
+/* Adds KEY[.FS]=VALUE to opts, replacing an option of that name (and fs). */
 static bool
-wtc_opts_set (GPtrArray *opts, const char *where, const char *key, const char *value,
+wtc_opts_set (GPtrArray *opts, const char *where, const char *full_key, const char *value,
               GError **error)
 {
   g_autoptr (GError) err = NULL;
-  struct wtc_copt *o = wtc_copt_new (where, key, value, &err);
+  struct wtc_copt *o = wtc_copt_new (where, full_key, value, &err);
   if (err) {
     g_propagate_error (error, g_steal_pointer (&err));
     return false;
   }
-  for (guint i = 0; i < opts->len; i++)
-    if (strcmp (((struct wtc_copt *) g_ptr_array_index (opts, i))->key, key) == 0) {
+  g_autofree char *key = NULL, *fs = NULL;
+  if (!wtc_split_fs_key (where, full_key, &key, &fs, error))
+    return false;
+  for (guint i = 0; i < opts->len; i++) {
+    const struct wtc_copt *old = g_ptr_array_index (opts, i);
+    if (strcmp (old->key, key) == 0 && wtc_same_fs (old->fs, fs)) {
       g_ptr_array_remove_index (opts, i);
       break;
     }
+  }
   if (o)
     g_ptr_array_add (opts, o);
   return true;
@@ -328,9 +364,11 @@ wtc_valid_variant (const char *name)
   return true;
 }
 
+/* A group's options into opts. The axes are [campaign]'s (variant NULL);
+ * a variant may narrow the fs axis with a `fs` key of its own. */
 static bool
 wtc_load_options (GKeyFile *kf, const char *path, const char *group, GPtrArray *opts,
-                  bool axes_allowed, GError **error)
+                  struct wtc_variant *variant, GError **error)
 {
   g_auto (GStrv) keys = g_key_file_get_keys (kf, group, NULL, error);
   if (!keys)
@@ -339,8 +377,19 @@ wtc_load_options (GKeyFile *kf, const char *path, const char *group, GPtrArray *
   for (char **k = keys; *k; k++) {
     bool axis = strcmp (*k, "kernels") == 0 || strcmp (*k, "fs") == 0
                 || strcmp (*k, "workloads") == 0 || strcmp (*k, "seeds") == 0;
-    if (axis && axes_allowed)
+    if (axis && !variant)
       continue;
+    if (strcmp (*k, "fs") == 0) {
+      g_autofree char *value = g_key_file_get_value (kf, group, *k, error);
+      g_autofree char *w_fs = g_strdup_printf ("%s: fs", where);
+      if (!value)
+        return false;
+      g_clear_pointer (&variant->fs, g_ptr_array_unref);
+      variant->fs = wtc_split_words (value);
+      if (!wtc_check_names (w_fs, variant->fs, wtc_fs_names, error))
+        return false;
+      continue;
+    }
     if (axis) {
       g_set_error (error, WTC_ERROR, 0, "%s: %s is an axis: only [campaign] may set it", where, *k);
       return false;
@@ -373,7 +422,7 @@ wtc_load_file (struct wtc_campaign *c, GKeyFile *kf, const char *path, GError **
     g_set_error (error, WTC_ERROR, 0, "%s: no [campaign] group", path);
     return false;
   }
-  if (!wtc_load_options (kf, path, WTC_CAMPAIGN_GROUP, c->opts, true, error))
+  if (!wtc_load_options (kf, path, WTC_CAMPAIGN_GROUP, c->opts, NULL, error))
     return false;
   g_auto (GStrv) groups = g_key_file_get_groups (kf, NULL);
   for (char **g = groups; *g; g++) {
@@ -388,16 +437,27 @@ wtc_load_file (struct wtc_campaign *c, GKeyFile *kf, const char *path, GError **
     v->name = g_strdup (*g);
     v->opts = g_ptr_array_new_with_free_func ((GDestroyNotify) wtc_copt_free);
     g_ptr_array_add (c->variants, v);
-    if (!wtc_load_options (kf, path, *g, v->opts, false, error))
+    if (!wtc_load_options (kf, path, *g, v->opts, v, error))
       return false;
   }
   return true;
 }
 
+/* A variant with an fs key of its own runs on those fs only. */
+static bool
+wtc_variant_has_fs (const struct wtc_variant *v, const char *fs)
+{
+  if (!v || !v->fs)
+    return true;
+  for (guint i = 0; i < v->fs->len; i++)
+    if (strcmp (g_ptr_array_index (v->fs, i), fs) == 0)
+      return true;
+  return false;
+}
+
 struct wtc_campaign *
 wtc_campaign_load (const char *path, const struct wtc_campaign_axes *axes, GError **error)
 {
-  static const char *const fs_names[] = { "ext2", "ext3", "ext4", "xfs", "btrfs", NULL };
   static const char *const workload_names[] = { "linus2006", "torrent", "pwrite", "ops", NULL };
   g_autoptr (wtc_campaign) c = g_new0 (struct wtc_campaign, 1);
   c->opts = g_ptr_array_new_with_free_func ((GDestroyNotify) wtc_copt_free);
@@ -443,7 +503,7 @@ wtc_campaign_load (const char *path, const struct wtc_campaign_axes *axes, GErro
     for (guint j = i + 1; j < c->kernels->len; j++)
       if (strcmp (g_ptr_array_index (c->kernels, i), g_ptr_array_index (c->kernels, j)) == 0)
         g_ptr_array_remove_index (c->kernels, j--);
-  if (!wtc_check_names (w_fs, c->fs, fs_names, error)
+  if (!wtc_check_names (w_fs, c->fs, wtc_fs_names, error)
       || !wtc_check_names (w_wl, c->workloads, workload_names, error))
     return NULL;
   c->seeds = wtc_parse_seeds (w_s, seeds, error);
@@ -455,6 +515,16 @@ wtc_campaign_load (const char *path, const struct wtc_campaign_axes *axes, GErro
   }
   guint64 ncells = (guint64) c->kernels->len * c->fs->len * MAX (c->variants->len, 1)
                    * c->workloads->len * c->seeds->len;
+  bool any_variant_fs = !c->variants->len;
+  for (guint v = 0; v < c->variants->len && !any_variant_fs; v++)
+    for (guint f = 0; f < c->fs->len && !any_variant_fs; f++)
+      any_variant_fs = wtc_variant_has_fs (g_ptr_array_index (c->variants, v),
+                                           g_ptr_array_index (c->fs, f));
+  if (!any_variant_fs) {
+    g_set_error (error, WTC_ERROR, 0, "%s: no cell: no variant's fs is one of the campaign's",
+                 where);
+    return NULL;
+  }
   if (ncells > WTC_MAX_CELLS) {
     g_set_error (error, WTC_ERROR, 0, "%s: %" PRIu64 " cells, more than %d", where, ncells,
                  WTC_MAX_CELLS);
@@ -496,24 +566,53 @@ wtc_args_add_opts (GPtrArray *args, GPtrArray *opts)
   }
 }
 
-/* The campaign's options, with a variant's replacing those of the same name
+/* How strongly an option of a group holds for a cell: a variant's over the
+ * campaign's, and within a group KEY.FS over KEY. */
+static int
+wtc_copt_rank (const struct wtc_copt *o, bool in_variant)
+{
+  return (in_variant ? 2 : 0) + (o->fs ? 1 : 0);
+}
+
+static bool
+wtc_copt_applies (const struct wtc_copt *o, const char *fs)
+{
+  return !o->fs || strcmp (o->fs, fs) == 0;
+}
+
+/* Whether an option of the same name that outranks o applies to the cell
+ * (then o does not; repeatable ones add up instead). */
+static bool
+wtc_copt_outranked (const struct wtc_copt *o, int rank, const struct wtc_campaign *c,
+                    const struct wtc_variant *v, const char *fs)
+{
+  if (o->repeatable)
+    return false;
+  GPtrArray *groups[2] = { c->opts, v ? v->opts : NULL };
+  for (int g = 0; g < 2; g++)
+    for (guint i = 0; groups[g] && i < groups[g]->len; i++) {
+      const struct wtc_copt *p = g_ptr_array_index (groups[g], i);
+      if (p != o && strcmp (p->key, o->key) == 0 && wtc_copt_applies (p, fs)
+          && wtc_copt_rank (p, g == 1) > rank)
+        return true;
+    }
+  return false;
+}
+
+/* The options of a cell of fs: the campaign's, then the variant's, each
+ * one that applies to fs and is not outranked by one of the same name
  * (repeatable ones add up). */
 static GPtrArray *
-wtc_merged_opts (const struct wtc_campaign *c, const struct wtc_variant *v)
+wtc_merged_opts (const struct wtc_campaign *c, const struct wtc_variant *v, const char *fs)
 {
   GPtrArray *opts = g_ptr_array_new ();
-  for (guint i = 0; i < c->opts->len; i++) {
-    struct wtc_copt *o = g_ptr_array_index (c->opts, i);
-    bool replaced = false;
-    for (guint j = 0; v && j < v->opts->len && !replaced; j++) {
-      const struct wtc_copt *vo = g_ptr_array_index (v->opts, j);
-      replaced = !o->repeatable && strcmp (vo->key, o->key) == 0;
+  GPtrArray *groups[2] = { c->opts, v ? v->opts : NULL };
+  for (int g = 0; g < 2; g++)
+    for (guint i = 0; groups[g] && i < groups[g]->len; i++) {
+      struct wtc_copt *o = g_ptr_array_index (groups[g], i);
+      if (wtc_copt_applies (o, fs) && !wtc_copt_outranked (o, wtc_copt_rank (o, g == 1), c, v, fs))
+        g_ptr_array_add (opts, o);
     }
-    if (!replaced)
-      g_ptr_array_add (opts, o);
-  }
-  for (guint j = 0; v && j < v->opts->len; j++)
-    g_ptr_array_add (opts, g_ptr_array_index (v->opts, j));
   return opts;
 }
 
@@ -542,7 +641,7 @@ wtc_cell_new (const struct wtc_campaign *c, const char *kernel, const char *fs,
     g_ptr_array_add (cell->args, g_strdup ("--arch"));
     g_ptr_array_add (cell->args, g_strdup (arch));
   }
-  g_autoptr (GPtrArray) opts = wtc_merged_opts (c, v);
+  g_autoptr (GPtrArray) opts = wtc_merged_opts (c, v, fs);
   wtc_args_add_opts (cell->args, opts);
   return cell;
 }
@@ -554,15 +653,17 @@ wtc_campaign_cells (const struct wtc_campaign *c)
   guint nvariants = MAX (c->variants->len, 1);
   for (guint k = 0; k < c->kernels->len; k++)
     for (guint f = 0; f < c->fs->len; f++)
-      for (guint v = 0; v < nvariants; v++)
+      for (guint v = 0; v < nvariants; v++) {
+        const char *fs = g_ptr_array_index (c->fs, f);
+        const struct wtc_variant *var = c->variants->len ? g_ptr_array_index (c->variants, v) : NULL;
+        if (!wtc_variant_has_fs (var, fs))
+          continue;
         for (guint w = 0; w < c->workloads->len; w++)
           for (guint s = 0; s < c->seeds->len; s++)
-            g_ptr_array_add (cells, wtc_cell_new (c, g_ptr_array_index (c->kernels, k),
-                                                  g_ptr_array_index (c->fs, f),
-                                                  c->variants->len
-                                                    ? g_ptr_array_index (c->variants, v) : NULL,
+            g_ptr_array_add (cells, wtc_cell_new (c, g_ptr_array_index (c->kernels, k), fs, var,
                                                   g_ptr_array_index (c->workloads, w),
                                                   g_array_index (c->seeds, guint64, s)));
+      }
   return cells;
 }
 
