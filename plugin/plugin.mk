@@ -1,6 +1,6 @@
 # plugin/: nbdkit-wtrack-plugin.so, the recording nbdkit plugin, and its man
 # page (when pod2man is there).
-PLUGIN_SRCS = plugin/wtrack.c plugin/log.c plugin/log-ring.c plugin/log-mover.c \
+PLUGIN_SRCS = plugin/wtrack.c plugin/store.c plugin/log.c plugin/log-ring.c plugin/log-mover.c \
 	plugin/rangelock.c plugin/faults.c \
 	plugin/index.c
 PLUGIN_HDRS = $(wildcard plugin/*.h)

@@ -18,12 +18,12 @@
 #include "crc32c.h"
 #include "faults.h"
 #include "fileio.h"
-#include "image-apply.h"
-#include "index.h"
 #include "log.h"
 #include "rangelock.h"
 #include "sector-hash.h"
+#include "store.h"
 #include "wtlog.h"
+#include "wtrack.h"
 
 #define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL
 
@@ -36,65 +36,24 @@
 #define WTP_STACK_HASHES 512
 #define WTP_ZERO_CHUNK (1u << 20)
 
-struct wtp_export {
-  const char *what;             /* "disk" or "channel", for messages */
-  char *path;
-  int fd;
-  bool writable;
-  uint64_t size;
-  uint64_t log_id;              /* the OPEN record's offset field */
-  uint16_t write_type;          /* WTLOG_WRITE or WTLOG_CHANNEL */
-  struct wtp_range_lock ranges;
-};
-
-static struct wtp_export wtp_disk = {
+struct wtp_export wtp_disk = {
   .what = "disk", .fd = -1, .log_id = WTLOG_EXPORT_DISK,
   .write_type = WTLOG_WRITE, .ranges = WTP_RANGE_LOCK_INIT,
 };
-static struct wtp_export wtp_channel = {
+struct wtp_export wtp_channel = {
   .what = "channel", .fd = -1, .log_id = WTLOG_EXPORT_CHANNEL,
   .write_type = WTLOG_CHANNEL, .ranges = WTP_RANGE_LOCK_INIT,
 };
 
-static char *wtp_log_path;
+char *wtp_log_path;
 static char *wtp_faults_path;
-static bool wtp_data;
+bool wtp_data;
 static bool wtp_stage = true;           /* stage=on (the default) */
 static int64_t wtp_channel_size = -1;   /* -1: the channel file's own size */
 static bool wtp_ready;                  /* the log exists */
-/* stage=on without faults: the log is the store.  The disk's writes go only
- * into the log, with their bytes, and the index says where each range's
- * bytes are; the image keeps its content from the start until the unload
- * applies the log.  With data=off the unload then strips the bytes from the
- * log, which ends as a hashes-only log. */
-static bool wtp_store_mode;
-static struct wtp_index wtp_index;  /* with the log as the store */
 static uint32_t wtp_last_conn;
 
 static const char wtp_zeroes[WTP_ZERO_CHUNK];
-
-/* Whether the log is e's store (only the disk's: the channel, small and read
- * by the host after the run, is written through to its file). */
-static bool
-wtp_is_store (const struct wtp_export *e)
-{
-  return e == &wtp_disk && wtp_store_mode;
-}
-
-/* WTLOG_F_DATA when writes carry their bytes in the log: with data=on, and
- * while the log is the disk's store (whatever data says: the strip at
- * unload takes them out again with data=off).  The channel's writes follow
- * the disk's, so that every record obeys the header's DATA flag. */
-static uint16_t
-wtp_data_flag (void)
-{
-  return wtp_data || wtp_store_mode ? WTLOG_F_DATA : 0;
-}
-
-struct wtp_handle {
-  struct wtp_export *exp;
-  uint32_t conn;
-};
 
 /* Fails the current request with err (also left in errno). */
 static int
@@ -223,20 +182,6 @@ wtp_open_disk (void)
   return 0;
 }
 
-/* With faults the image must be able to differ from the log (a lie keeps
- * the old bytes while the log has the new ones): the image is then written
- * as the requests come, and the log only copies it. */
-static void
-wtp_choose_store_mode (void)
-{
-  wtp_store_mode = wtp_stage && wtp_disk.writable && !wtp_faults_any ();
-  nbdkit_debug ("disk: %s", wtp_store_mode
-                ? (wtp_data ? "the log is the store: the image is written at unload"
-                   : "the log is the store: the image is written at unload, "
-                     "then the payloads leave the log")
-                : "the image is written as requests come");
-}
-
 static int
 wtp_open_channel (void)
 {
@@ -274,11 +219,9 @@ wtp_get_ready (void)
     return -1;
   if (wtp_channel.path && wtp_open_channel () == -1)
     return -1;
-  wtp_choose_store_mode ();
-  if (wtp_store_mode && wtp_index_init (&wtp_index, wtp_disk.size) == -1) {
-    nbdkit_error ("malloc: index of %s: %m", wtp_disk.path);
+  wtp_store_choose (wtp_stage);
+  if (wtp_store_open () == -1)
     return -1;
-  }
   wtlog_header_init (&h, wtp_disk.size, wtp_channel.path ? wtp_channel.size : 0,
                      wtp_data || wtp_store_mode,
                      "nbdkit-wtrack-plugin " WTP_VERSION);
@@ -330,71 +273,15 @@ wtp_export_close (struct wtp_export *e)
   e->fd = -1;
 }
 
-/* The log as the store: its records applied onto the image, in log order,
- * with replay's code, and the image made durable.  true when done. */
-static bool
-wtp_apply_store (void)
-{
-  char err[512];
-  struct stat st;
-  uint64_t started = wtp_log_now ();
-  /* The reader reads the log file: the ring's last records go there first. */
-  if (wtp_log_settle () == -1)
-    return false;
-  struct wtlog_reader *r = wtlog_reader_open (wtp_log_path, NULL, err, sizeof err);
-  if (!r) {
-    nbdkit_error ("apply: %s", err);
-    return false;
-  }
-  struct wt_image img = {
-    .fd = wtp_disk.fd, .path = wtp_disk.path, .size = wtp_disk.size,
-    .blockdev = fstat (wtp_disk.fd, &st) == 0 && S_ISBLK (st.st_mode),
-  };
-  bool ok = wt_image_apply_log (&img, r, NULL, NULL, err, sizeof err) == 0;
-  const struct wtlog_status *ls = wtlog_reader_status (r);
-  if (!ok)
-    nbdkit_error ("apply: log %s onto the disk: %s", wtp_log_path, err);
-  else if (ls->torn) {
-    nbdkit_error ("apply: log %s onto the disk: %s", wtp_log_path, ls->error);
-    ok = false;
-  }
-  else if (fdatasync (wtp_disk.fd) == -1) {
-    nbdkit_error ("fdatasync: disk: %s: %m", wtp_disk.path);
-    ok = false;
-  }
-  else
-    nbdkit_debug ("apply: %" PRIu64 " records onto %s in %.3f s (index: %"
-                  PRIu64 " extents)", ls->records, wtp_disk.path,
-                  (double) (wtp_log_now () - started) / 1e9,
-                  wtp_index_extents (&wtp_index));
-  wtlog_reader_close (r);
-  return ok;
-}
-
-/* data=off with the log as the store: the image now holds every write, so
- * the bytes leave the log.  When the strip fails the log keeps them (a
- * data=on log, closed and whole): nothing is lost, only space. */
-static void
-wtp_strip_store (void)
-{
-  char err[512];
-  uint64_t started = wtp_log_now ();
-  if (wtlog_strip_data (wtp_log_path, err, sizeof err) == -1)
-    nbdkit_error ("strip: the payloads stay in the log: %s", err);
-  else
-    nbdkit_debug ("strip: the payloads left %s in %.3f s", wtp_log_path,
-                  (double) (wtp_log_now () - started) / 1e9);
-}
-
 /* The final CLOSE (conn 0) marks the log complete; with the log as the
  * store it is written only once the image holds the log's writes, so a
  * closed log always means disk.img is the disk after the run. */
 static void
 wtp_unload (void)
 {
-  bool applied = !wtp_store_mode || (wtp_ready && wtp_apply_store ());
+  bool applied = !wtp_store_mode || (wtp_ready && wtp_store_apply ());
   bool closed = false;
-  wtp_index_free (&wtp_index);
+  wtp_store_close ();
   if (wtp_ready && applied && !wtp_log_is_broken ()) {
     uint64_t now = wtp_log_now ();
     struct wtlog_record rec = { .type = WTLOG_CLOSE, .t_start = now,
@@ -408,7 +295,7 @@ wtp_unload (void)
   wtp_log_close ();
   /* Only a closed log: an unclosed one's bytes are the disk's only copy. */
   if (wtp_store_mode && !wtp_data && closed)
-    wtp_strip_store ();
+    wtp_store_strip ();
   wtp_faults_close ();
   free (wtp_disk.path);
   free (wtp_channel.path);
@@ -560,42 +447,11 @@ wtp_block_size (void *handle, uint32_t *minimum, uint32_t *preferred,
   return 0;
 }
 
-/* Reads count bytes; past the end of the file reads zeroes.  0 or errno. */
-static int
-wtp_pread_all (int fd, void *buf, size_t count, uint64_t offset)
-{
-  ssize_t got = wt_pread_full (fd, buf, count, offset);
-  if (got < 0)
-    return errno;
-  memset ((char *) buf + got, 0, count - (size_t) got);
-  return 0;
-}
-
 /* 0 or errno. */
 static int
 wtp_pwrite_all (int fd, const void *buf, size_t count, uint64_t offset)
 {
   return wt_pwrite_full (fd, buf, count, offset) < 0 ? errno : 0;
-}
-
-static int
-wtp_read_image (void *ctx, void *buf, size_t count, uint64_t offset)
-{
-  const struct wtp_export *e = ctx;
-  return wtp_pread_all (e->fd, buf, count, offset);
-}
-
-/* What the export holds at [offset, offset+count): with the log as the
- * store, the index's extents from the log and the rest from the image.
- * 0 or errno. */
-static int
-wtp_read_current (struct wtp_export *e, void *buf, size_t count,
-                  uint64_t offset)
-{
-  if (!wtp_is_store (e))
-    return wtp_pread_all (e->fd, buf, count, offset);
-  return wtp_index_read (&wtp_index, buf, count, offset, wtp_log_read,
-                         wtp_read_image, e);
 }
 
 static int
@@ -715,10 +571,7 @@ wtp_finish_stored (struct wtp_export *exp, struct wtp_range *range,
                    struct wtp_index_spare *spare, bool durable)
 {
   uint64_t data_pos = wtp_log_copy_record (slot, rec, hashes, data);
-  if (rec->type == WTLOG_WRITE)
-    wtp_index_set_log (&wtp_index, rec->offset, rec->length, data_pos, spare);
-  else
-    wtp_index_set_zero (&wtp_index, rec->offset, rec->length, spare);
+  wtp_store_point (rec, data_pos, spare);
   wtp_range_release (&exp->ranges, range);
   wtp_log_wait (slot);
   if (durable && wtp_log_sync () == -1)
@@ -747,7 +600,7 @@ wtp_write_recorded (struct wtp_handle *h, const char *buf, uint64_t count,
 
   if (!hashes
       || (store
-          && wtp_index_spare_get (&wtp_index, &spare, offset, count) == -1)) {
+          && wtp_store_spare (&spare, offset, count) == -1)) {
     if (hashes != stack_hashes)
       free (hashes);
     return wtp_fail (ENOMEM);
@@ -901,7 +754,7 @@ wtp_zero_recorded (struct wtp_handle *h, uint16_t type, uint16_t rflags,
   bool store = wtp_is_store (exp);
   int err = 0;
 
-  if (store && wtp_index_spare_get (&wtp_index, &spare, offset, count) == -1)
+  if (store && wtp_store_spare (&spare, offset, count) == -1)
     return wtp_fail (ENOMEM);
   wtp_range_acquire (&exp->ranges, &range, offset, offset + count);
   if (!store)
