@@ -4,7 +4,7 @@
  * in large blocks, stepping over the records written straight into the
  * file; then their space in the ring is free.  The ring's header says up to
  * where the file holds everything (wtlog-ring.h). */
-#include "log-internal.h"
+#include "log-state.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -196,30 +196,6 @@ wtp_log_move (void)
   pthread_mutex_unlock (&wtp_log.move_lock);
   errno = err;
   return err ? -1 : 0;
-}
-
-int
-wtp_log_settle (void)
-{
-  return wtp_log_move ();
-}
-
-int
-wtp_log_sync (void)
-{
-  if (wtp_log_move () == -1)
-    return -1;
-  /* The moves' data and the extents they converted from unwritten. */
-  if (fdatasync (wtp_log.fd) == 0)
-    return 0;
-  int err = errno;
-  nbdkit_error ("fdatasync: log: %s: %m", wtp_log.path);
-  pthread_mutex_lock (&wtp_log.lock);
-  /* What is written may not be durable: nothing more can be acknowledged. */
-  wtp_log_break ();
-  pthread_mutex_unlock (&wtp_log.lock);
-  errno = err;
-  return -1;
 }
 
 /* The mover: copies whole blocks from the ring to the file when woken, and

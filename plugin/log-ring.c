@@ -10,7 +10,7 @@
  * mapped once and used again, and O_DIRECT adds no page to the cache.  With
  * write(2) per record, ext4 serialized the writers on the log's inode lock
  * and the system call cost more than the plugin's own work. */
-#include "log-internal.h"
+#include "log-state.h"
 
 #include <errno.h>
 #include <fcntl.h>

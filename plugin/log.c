@@ -25,7 +25,8 @@
  * place, reads of logged bytes, and the log's creation and close;
  * log-ring.c maps the ring and prefaults it, log-mover.c moves its bytes
  * into the file. */
-#include "log-internal.h"
+#include "log.h"
+#include "log-state.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -58,13 +59,6 @@
 /* Data positions (wtp_log_copy_record) of records written straight into
  * the file carry this bit: their bytes are read from the file. */
 #define WTP_LOG_POS_FILE (UINT64_C (1) << 63)
-
-struct wtp_log_state wtp_log = {
-  .fd = -1, .dfd = -1, .ring_fd = -1,
-  .lock = PTHREAD_MUTEX_INITIALIZER,
-  .room = PTHREAD_COND_INITIALIZER,
-  .move_lock = PTHREAD_MUTEX_INITIALIZER,
-};
 
 uint64_t
 wtp_log_now (void)
@@ -119,16 +113,6 @@ bool
 wtp_log_is_broken (void)
 {
   return __atomic_load_n (&wtp_log.broken, __ATOMIC_ACQUIRE);
-}
-
-/* Called with the mutex held.  Records already reserved are still copied
- * and acknowledged: their space is allocated, and they come before the
- * failure.  Requests waiting for room in the ring fail. */
-void
-wtp_log_break (void)
-{
-  __atomic_store_n (&wtp_log.broken, true, __ATOMIC_RELEASE);
-  pthread_cond_broadcast (&wtp_log.room);
 }
 
 uint64_t
@@ -471,6 +455,30 @@ wtp_log_append (struct wtlog_record *rec, const uint64_t *hashes,
     return -1;
   wtp_log_commit (&slot, rec, hashes, data);
   return 0;
+}
+
+int
+wtp_log_settle (void)
+{
+  return wtp_log_move ();
+}
+
+int
+wtp_log_sync (void)
+{
+  if (wtp_log_move () == -1)
+    return -1;
+  /* The moves' data and the extents they converted from unwritten. */
+  if (fdatasync (wtp_log.fd) == 0)
+    return 0;
+  int err = errno;
+  nbdkit_error ("fdatasync: log: %s: %m", wtp_log.path);
+  pthread_mutex_lock (&wtp_log.lock);
+  /* What is written may not be durable: nothing more can be acknowledged. */
+  wtp_log_break ();
+  pthread_mutex_unlock (&wtp_log.lock);
+  errno = err;
+  return -1;
 }
 
 void

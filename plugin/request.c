@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "export.h"
 #include "faults.h"
 #include "fileio.h"
 #include "index.h"
@@ -22,7 +23,6 @@
 #include "sector-hash.h"
 #include "store.h"
 #include "wtlog.h"
-#include "wtrack.h"
 
 /* Hash arrays up to this many sectors (256 KiB of request) live on the
  * stack: no allocation on the hot path of ordinary requests. */
@@ -327,7 +327,7 @@ wtp_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
                                                 offset, count)))
     return wtp_refuse (h, h->exp->write_type, fua, count, offset, t_start,
                        EINVAL);
-  if (h->exp == &wtp_disk && wtp_faults_any ()
+  if (wtp_is_disk (h->exp) && wtp_faults_any ()
       && wtp_faults_decide (offset, count, t_start, &f) == -1)
     return wtp_fail (ENOMEM);
   return wtp_write_recorded (h, buf, count, offset, flags & NBDKIT_FLAG_FUA,
@@ -520,7 +520,7 @@ wtp_flush (void *handle, uint32_t flags)
     err = errno;
     nbdkit_error ("fdatasync: %s: %s: %m", h->exp->what, h->exp->path);
   }
-  if (h->exp == &wtp_disk) {
+  if (wtp_is_disk (h->exp)) {
     struct wtlog_record rec = {
       .type = WTLOG_FLUSH, .flags = err ? WTLOG_F_FAILED : 0, .conn = h->conn,
       .err = err, .t_start = t_start, .t_end = wtp_log_now (),

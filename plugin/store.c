@@ -18,17 +18,22 @@
 #include "log.h"
 
 bool wtp_store_mode;
+bool wtp_store_data;
+static struct wtp_export *wtp_store_disk;
 static struct wtp_index wtp_index;  /* with the log as the store */
 
 /* With faults the image must be able to differ from the log (a lie keeps
  * the old bytes while the log has the new ones): the image is then written
  * as the requests come, and the log only copies it. */
 void
-wtp_store_choose (bool stage)
+wtp_store_choose (struct wtp_export *disk, bool stage, bool data)
 {
-  wtp_store_mode = stage && wtp_disk.writable && !wtp_faults_any ();
+  wtp_store_disk = disk;
+  wtp_store_data = data;
+  wtp_store_mode = stage && disk->writable && !wtp_faults_any ();
+  disk->store = wtp_store_mode;
   nbdkit_debug ("disk: %s", wtp_store_mode
-                ? (wtp_data ? "the log is the store: the image is written at unload"
+                ? (data ? "the log is the store: the image is written at unload"
                    : "the log is the store: the image is written at unload, "
                      "then the payloads leave the log")
                 : "the image is written as requests come");
@@ -37,8 +42,9 @@ wtp_store_choose (bool stage)
 int
 wtp_store_open (void)
 {
-  if (wtp_store_mode && wtp_index_init (&wtp_index, wtp_disk.size) == -1) {
-    nbdkit_error ("malloc: index of %s: %m", wtp_disk.path);
+  if (wtp_store_mode
+      && wtp_index_init (&wtp_index, wtp_store_disk->size) == -1) {
+    nbdkit_error ("malloc: index of %s: %m", wtp_store_disk->path);
     return -1;
   }
   return 0;
@@ -96,38 +102,39 @@ wtp_read_current (struct wtp_export *e, void *buf, size_t count,
 /* The log as the store: its records applied onto the image, in log order,
  * with replay's code, and the image made durable.  true when done. */
 bool
-wtp_store_apply (void)
+wtp_store_apply (const char *log_path)
 {
+  const struct wtp_export *disk = wtp_store_disk;
   char err[512];
   struct stat st;
   uint64_t started = wtp_log_now ();
   /* The reader reads the log file: the ring's last records go there first. */
   if (wtp_log_settle () == -1)
     return false;
-  struct wtlog_reader *r = wtlog_reader_open (wtp_log_path, NULL, err, sizeof err);
+  struct wtlog_reader *r = wtlog_reader_open (log_path, NULL, err, sizeof err);
   if (!r) {
     nbdkit_error ("apply: %s", err);
     return false;
   }
   struct wt_image img = {
-    .fd = wtp_disk.fd, .path = wtp_disk.path, .size = wtp_disk.size,
-    .blockdev = fstat (wtp_disk.fd, &st) == 0 && S_ISBLK (st.st_mode),
+    .fd = disk->fd, .path = disk->path, .size = disk->size,
+    .blockdev = fstat (disk->fd, &st) == 0 && S_ISBLK (st.st_mode),
   };
   bool ok = wt_image_apply_log (&img, r, NULL, NULL, err, sizeof err) == 0;
   const struct wtlog_status *ls = wtlog_reader_status (r);
   if (!ok)
-    nbdkit_error ("apply: log %s onto the disk: %s", wtp_log_path, err);
+    nbdkit_error ("apply: log %s onto the disk: %s", log_path, err);
   else if (ls->torn) {
-    nbdkit_error ("apply: log %s onto the disk: %s", wtp_log_path, ls->error);
+    nbdkit_error ("apply: log %s onto the disk: %s", log_path, ls->error);
     ok = false;
   }
-  else if (fdatasync (wtp_disk.fd) == -1) {
-    nbdkit_error ("fdatasync: disk: %s: %m", wtp_disk.path);
+  else if (fdatasync (disk->fd) == -1) {
+    nbdkit_error ("fdatasync: disk: %s: %m", disk->path);
     ok = false;
   }
   else
     nbdkit_debug ("apply: %" PRIu64 " records onto %s in %.3f s (index: %"
-                  PRIu64 " extents)", ls->records, wtp_disk.path,
+                  PRIu64 " extents)", ls->records, disk->path,
                   (double) (wtp_log_now () - started) / 1e9,
                   wtp_index_extents (&wtp_index));
   wtlog_reader_close (r);
@@ -138,14 +145,14 @@ wtp_store_apply (void)
  * the bytes leave the log.  When the strip fails the log keeps them (a
  * data=on log, closed and whole): nothing is lost, only space. */
 void
-wtp_store_strip (void)
+wtp_store_strip (const char *log_path)
 {
   char err[512];
   uint64_t started = wtp_log_now ();
-  if (wtlog_strip_data (wtp_log_path, err, sizeof err) == -1)
+  if (wtlog_strip_data (log_path, err, sizeof err) == -1)
     nbdkit_error ("strip: the payloads stay in the log: %s", err);
   else
-    nbdkit_debug ("strip: the payloads left %s in %.3f s", wtp_log_path,
+    nbdkit_debug ("strip: the payloads left %s in %.3f s", log_path,
                   (double) (wtp_log_now () - started) / 1e9);
 }
 

@@ -12,19 +12,21 @@
 
 #include "index.h"
 #include "wtlog.h"
-#include "wtrack.h"
+#include "export.h"
 
 #pragma GCC visibility push(hidden)
 
-/* Whether the log is the disk's store: set once, by wtp_store_choose. */
+/* Set once, by wtp_store_choose: whether the log is the disk's store, and
+ * data=on. */
 extern bool wtp_store_mode;
+extern bool wtp_store_data;
 
 /* Whether the log is e's store (only the disk's: the channel, small and read
  * by the host after the run, is written through to its file). */
 static inline bool
 wtp_is_store (const struct wtp_export *e)
 {
-  return e == &wtp_disk && wtp_store_mode;
+  return e->store;
 }
 
 /* WTLOG_F_DATA when writes carry their bytes in the log: with data=on, and
@@ -34,11 +36,12 @@ wtp_is_store (const struct wtp_export *e)
 static inline uint16_t
 wtp_data_flag (void)
 {
-  return wtp_data || wtp_store_mode ? WTLOG_F_DATA : 0;
+  return wtp_store_data || wtp_store_mode ? WTLOG_F_DATA : 0;
 }
 
-/* Chooses whether the log is the disk's store, once the disk is open. */
-void wtp_store_choose (bool stage);
+/* Chooses whether the log is the disk's store (stage=on without faults, on a
+ * writable image), once the disk is open.  data is data=on. */
+void wtp_store_choose (struct wtp_export *disk, bool stage, bool data);
 /* The index of the disk, when the log is the store.  0, or -1 after
  * nbdkit_error. */
 int wtp_store_open (void);
@@ -54,10 +57,10 @@ void wtp_store_point (const struct wtlog_record *rec, uint64_t data_pos,
 int wtp_read_current (struct wtp_export *e, void *buf, size_t count,
                       uint64_t offset);
 /* At unload: the log applied onto the image, made durable.  true when done. */
-bool wtp_store_apply (void);
+bool wtp_store_apply (const char *log_path);
 /* At unload, after the final CLOSE with data=off: the payloads leave the
  * log. */
-void wtp_store_strip (void);
+void wtp_store_strip (const char *log_path);
 void wtp_store_close (void);
 
 #pragma GCC visibility pop

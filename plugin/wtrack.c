@@ -20,6 +20,7 @@
 #include <nbdkit-plugin.h>
 
 #include "crc32c.h"
+#include "export.h"
 #include "faults.h"
 #include "log.h"
 #include "rangelock.h"
@@ -27,7 +28,6 @@
 #include "sector-hash.h"
 #include "store.h"
 #include "wtlog.h"
-#include "wtrack.h"
 
 #define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL
 
@@ -36,18 +36,18 @@
 #endif
 
 
-struct wtp_export wtp_disk = {
+static struct wtp_export wtp_disk = {
   .what = "disk", .fd = -1, .log_id = WTLOG_EXPORT_DISK,
   .write_type = WTLOG_WRITE, .ranges = WTP_RANGE_LOCK_INIT,
 };
-struct wtp_export wtp_channel = {
+static struct wtp_export wtp_channel = {
   .what = "channel", .fd = -1, .log_id = WTLOG_EXPORT_CHANNEL,
   .write_type = WTLOG_CHANNEL, .ranges = WTP_RANGE_LOCK_INIT,
 };
 
-char *wtp_log_path;
+static char *wtp_log_path;
 static char *wtp_faults_path;
-bool wtp_data;
+static bool wtp_data;
 static bool wtp_stage = true;           /* stage=on (the default) */
 static int64_t wtp_channel_size = -1;   /* -1: the channel file's own size */
 static bool wtp_ready;                  /* the log exists */
@@ -208,7 +208,7 @@ wtp_get_ready (void)
     return -1;
   if (wtp_channel.path && wtp_open_channel () == -1)
     return -1;
-  wtp_store_choose (wtp_stage);
+  wtp_store_choose (&wtp_disk, wtp_stage, wtp_data);
   if (wtp_store_open () == -1)
     return -1;
   wtlog_header_init (&h, wtp_disk.size, wtp_channel.path ? wtp_channel.size : 0,
@@ -268,7 +268,7 @@ wtp_export_close (struct wtp_export *e)
 static void
 wtp_unload (void)
 {
-  bool applied = !wtp_store_mode || (wtp_ready && wtp_store_apply ());
+  bool applied = !wtp_store_mode || (wtp_ready && wtp_store_apply (wtp_log_path));
   bool closed = false;
   wtp_store_close ();
   if (wtp_ready && applied && !wtp_log_is_broken ()) {
@@ -284,7 +284,7 @@ wtp_unload (void)
   wtp_log_close ();
   /* Only a closed log: an unclosed one's bytes are the disk's only copy. */
   if (wtp_store_mode && !wtp_data && closed)
-    wtp_store_strip ();
+    wtp_store_strip (wtp_log_path);
   wtp_faults_close ();
   free (wtp_disk.path);
   free (wtp_channel.path);

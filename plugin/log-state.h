@@ -1,10 +1,10 @@
-/* What the three parts of the plugin's log share: its state, and the calls
- * one part makes into another.  log.c reserves positions and moves the
- * watermark, log-ring.c maps the ring (and the log's read window) and
- * prefaults it, log-mover.c moves the ring's bytes into the log file.
- * Only plugin/log*.c include this. */
-#ifndef WTP_LOG_INTERNAL_H
-#define WTP_LOG_INTERNAL_H
+/* The state of the plugin's log (log-state.c), which its three parts share:
+ * log.c reserves positions and moves the watermark (the API of log.h),
+ * log-ring.c maps the ring (and the log's read window) and prefaults it,
+ * log-mover.c moves the ring's bytes into the log file; log.c calls the
+ * other two, which use only this state.  Only plugin/log*.c include this. */
+#ifndef WTP_LOG_STATE_H
+#define WTP_LOG_STATE_H
 
 #include <pthread.h>
 #include <semaphore.h>
@@ -12,7 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "log.h"
+#include "wtlog.h"
+
+struct wtp_slot;                /* log.h: a reservation */
 
 /* Inside the plugin only: no lookup through the GOT on the request path. */
 #pragma GCC visibility push(hidden)
@@ -70,11 +72,11 @@ struct wtp_log_state {
   uint64_t page_size;
 };
 
-/* The one log of the plugin (log.c). */
+/* The one log of the plugin. */
 extern struct wtp_log_state wtp_log;
 
-/* log.c: called with the mutex held; no more reservations, and the
- * requests waiting for room fail. */
+/* Called with the mutex held: no more reservations, and the requests
+ * waiting for room fail. */
 void wtp_log_break (void);
 
 /* log-ring.c: the ring, and the read-only window over the log. */
