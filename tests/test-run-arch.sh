@@ -82,8 +82,9 @@ check "a ppc64el kernel without --arch (amd64): exit 4, naming --arch ppc64el" \
 # copy of the scripts beside links to this tree's builds, and a folder of
 # links to every command but s390x-linux-gnu-gcc*.
 top=$T/top
-mkdir -p "$top/scripts" "$top/guest" "$T/bin"
-cp "$TOP"/scripts/{wtrack-run,lib-arch.sh,lib.sh,arches,get-kernel,mkinitramfs,mkinitramfs-modules.awk} "$top/scripts/"
+mkdir -p "$top/scripts" "$top/share" "$top/guest" "$T/bin"
+cp "$TOP"/scripts/{wtrack-run,lib-arch.sh,lib.sh,get-kernel,mkinitramfs} "$top/scripts/"
+cp "$TOP"/share/{arches,mkinitramfs-modules.awk} "$top/share/"
 ln -s "$TOP/plugin" "$TOP/checker" "$top/"
 ln -s "$TOP/guest/wtrack-guest" "$TOP/guest/init" "$top/guest/"
 for d in /usr/local/bin /usr/bin /bin /usr/sbin /sbin; do

@@ -214,6 +214,7 @@ wtc_json_write (const struct wtc_check *c, FILE *out)
   fputs ("},\n", out);
   wtc_cold_report_json (c, out);
   wtc_json_inputs (c, out);
+  wtc_report_json_ops (c, out);
   fputs ("  \"files\": [", out);
   for (uint32_t fi = 0; c->mf && fi < c->mf->nfiles; fi++) {
     fputs (fi ? ",\n" : "\n", out);
