@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 require_tools /usr/bin/python3 jq chromium timeout
 require_built "$WTRACK"
-plan 17
+plan 18
 
 cat >"$T/blocks.campaign" <<'INI'
 [campaign]
@@ -65,6 +65,14 @@ check "a variant's fs with an unknown fs is refused, named" \
   bad '\[v\]: fs: unknown value: zfs' '[campaign]\n[v]\nfs = ext4 zfs\n'
 check "variants whose fs are none of the campaign's: no cell, refused" \
   bad 'no cell' '[campaign]\nfs = btrfs\n[v]\nfs = ext4\n'
+
+# README's example campaign (the indented block after "`blocks.campaign`:")
+awk '/`blocks.campaign`:/ { on = 1; next } on && /^    / { print substr($0, 5); seen = 1; next }
+     on && seen { exit }' "$TOP/README.md" >"$T/readme.campaign"
+"$WTRACK" campaign expand "$T/readme.campaign" --plan "$T/plan.tsv" >/dev/null
+check "README's blocks.campaign: 2 kernels x (3 fs at 4k + 2 at 1k) x 10 seeds, 1k cells with -b 1024 / -b size=1024" \
+  test "$(wc -l <"$T/plan.tsv") $(grep -c '^trixie\.btrfs\.1k' "$T/plan.tsv") $(mkfs bookworm.ext4.1k.ops.s7)|$(mkfs trixie.xfs.1k.ops.s10)" \
+    = "100 0 -b 1024|-b size=1024"
 
 # ---- the grid: block sizes the cells reported ---------------------------
 D=$T/campaign
