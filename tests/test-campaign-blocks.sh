@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 require_tools /usr/bin/python3 jq chromium timeout
 require_built "$WTRACK"
-plan 18
+plan 19
 
 cat >"$T/blocks.campaign" <<'INI'
 [campaign]
@@ -120,4 +120,8 @@ check "summary.html renders in Chromium without a console message" \
 check "summary.html: the column heads say the block size" \
   test "$(grep -o '<th>[a-z0-9]*/[0-9]k ops, [0-9./ KiB]* blocks</th>' "$T/summary.dom" | tr '\n' ' ')" = \
     "<th>ext4/4k ops, 4.0 KiB blocks</th> <th>ext4/1k ops, 1.0 KiB blocks</th> <th>xfs/4k ops, 4.0 KiB blocks</th> <th>xfs/1k ops, 1.0 KiB blocks</th> <th>btrfs/4k ops, 4.0 KiB/64 KiB blocks</th> "
+cell_ini trixie.xfs.4k.ops.s2 block_size=4k
+"$WTRACK" campaign collect "$D" >"$T/bad-bs.txt"; rc=$?
+check "a cell.ini whose block_size is no number: that cell is an error, named (exit 2)" \
+  test "$rc" = 2 -a -n "$(grep 'trixie.xfs.4k.ops.s2: cell.ini: block_size: not a number: 4k' "$T/bad-bs.txt")"
 done_testing
