@@ -40,7 +40,7 @@ tests/fuzz/fuzz-wtlog tests/fuzz/fuzz-channel tests/fuzz/fuzz-manifest: \
 	$(FUZZ_LINK) $^ -o $@
 
 tests/fuzz/fuzz-dmlog: tests/fuzz/fuzz-dmlog.fuzz.o tests/fuzz/fuzz-util.fuzz.o \
-  checker/lib/dmlog-format.fuzz.o checker/lib/util.fuzz.o checker/lib/cli.fuzz.o common/libwtcommon-fuzz.a
+  checker/interchange/dmlog-format.fuzz.o checker/lib/util.fuzz.o checker/lib/cli.fuzz.o common/libwtcommon-fuzz.a
 	$(FUZZ_LINK) $^ $(GLIB_LIBS) -o $@
 
 # The harnesses that go through a wtrack command.
