@@ -62,14 +62,6 @@ wtc_check_read_channel (struct wtc_check *c)
   return c->mf != NULL;
 }
 
-static int
-wtc_check_status (const struct wtc_check *c)
-{
-  if (!wtc_inputs_complete (c) || (c->cold.ran && c->cold.error))
-    return WT_EXIT_ERROR;
-  return c->bad->len || wtc_cold_damaged (&c->cold) ? WT_EXIT_DAMAGE : WT_EXIT_OK;
-}
-
 /* --stats: what the check read and how fast, on stderr (scripts/bench-check
  * parses the "mapped data" line). */
 static void
@@ -126,7 +118,7 @@ wtc_check_run (struct wtc_check *c, const struct wtc_check_opts *o)
     wtc_cli_error ("%s", error->message);
     return WT_EXIT_ERROR;
   }
-  return wtc_check_status (c);
+  return wtc_exit_status (c);
 }
 
 /* --no-manifest: the log's last hash of every sector against the image. */

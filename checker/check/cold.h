@@ -83,9 +83,6 @@ struct wtc_cold {
 void wtc_cold_check (struct wtc_check *c, const char *cold_path, const char *fsck_path,
                      const char *base_path);
 void wtc_cold_clear (struct wtc_cold *k);
-/* "clean", "damaged", "not run" or "unreadable" */
-const char *wtc_cold_verdict (const struct wtc_cold *k);
-bool wtc_cold_damaged (const struct wtc_cold *k);
 GArray *wtc_cold_file_runs (const struct wtc_cold *k, uint32_t fi);
 /* Runs of meta_lacking: contiguous sectors, one last write. */
 GArray *wtc_cold_meta_runs (const struct wtc_cold *k);
