@@ -15,18 +15,18 @@ CHECKER_HDRS = $(wildcard checker/*.h checker/*/*.h)
 PROGRAMS += checker/wtrack
 
 checker/%.o: checker/%.c $(CHECKER_HDRS) $(COMMON_HDRS) config.mk
-	$(CC) $(ALL_CFLAGS) -I checker $(GLIB_CFLAGS) -DWT_VERSION='"$(WT_VERSION)"' -c $< -o $@
+	$(CC) $(ALL_CFLAGS) -I checker $(GLIB_CFLAGS) $(JSON_CFLAGS) -DWT_VERSION='"$(WT_VERSION)"' -c $< -o $@
 
 checker/wtrack: $(CHECKER_OBJS) common/libwtcommon.a
-	$(CC) $(ALL_CFLAGS) $(CHECKER_OBJS) common/libwtcommon.a $(GLIB_LIBS) -lm -o $@
+	$(CC) $(ALL_CFLAGS) $(CHECKER_OBJS) common/libwtcommon.a $(JSON_LIBS) $(GLIB_LIBS) -lm -o $@
 
 # The sanitized wtrack (see SAN_CFLAGS in the Makefile).
 SAN_PROGRAMS += checker/wtrack-asan
 checker/%.asan.o: checker/%.c $(CHECKER_HDRS) $(COMMON_HDRS) config.mk
-	$(CC) $(SAN_CFLAGS) -I checker $(GLIB_CFLAGS) -DWT_VERSION='"$(WT_VERSION)"' -c $< -o $@
+	$(CC) $(SAN_CFLAGS) -I checker $(GLIB_CFLAGS) $(JSON_CFLAGS) -DWT_VERSION='"$(WT_VERSION)"' -c $< -o $@
 
 checker/wtrack-asan: $(CHECKER_SRCS:.c=.asan.o) common/libwtcommon-asan.a
-	$(CC) $(SAN_CFLAGS) $^ $(GLIB_LIBS) -lm -o $@
+	$(CC) $(SAN_CFLAGS) $^ $(JSON_LIBS) $(GLIB_LIBS) -lm -o $@
 
 # replay: the synthetic log generator of the replay tests and scripts/bench-replay.
 TEST_HELPERS += tests/unit/gen-wtlog

@@ -2,6 +2,7 @@
  * tallied. */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 
 #include "campaign/summary.h"
 #include "lib/html-page.h"
+#include "lib/json.h"
 #include "lib/util.h"
 
 #define WTC_SUMMARY_VERSION 1
@@ -143,107 +145,134 @@ wtc_summary_text (struct wtc_collect *c, FILE *out)
 }
 
 static void
-wtc_json_kv (FILE *out, const char *key, const char *value, const char *sep)
+wtc_json_seconds (JsonBuilder *b, const char *key, double seconds, double unit)
 {
-  fprintf (out, "\"%s\": ", key);
-  if (value)
-    wtc_json_str (out, value);
+  if (seconds >= 0)
+    wtc_jb_double (b, key, round (seconds / unit) * unit);
   else
-    fputs ("null", out);
-  fputs (sep, out);
+    wtc_jb_null (b, key);
 }
 
 static void
-wtc_write_json_cell (const struct wtc_result *r, FILE *out)
+wtc_json_by_class (const struct wtc_result *r, JsonBuilder *b)
 {
-  const struct wtc_cell *cell = r->cell;
-  fputs ("    {", out);
-  wtc_json_kv (out, "id", cell->id, ", ");
-  wtc_json_kv (out, "kernel", cell->kernel, ", ");
-  g_autofree char *arch = wtc_kernel_arch (cell->kernel);
-  wtc_json_kv (out, "arch", arch, ", ");
-  if (r->page_size)
-    fprintf (out, "\"page_size\": %" PRIu64 ", ", r->page_size);
-  else
-    fputs ("\"page_size\": null, ", out);
-  wtc_json_kv (out, "fs", cell->fs, ", ");
-  wtc_json_kv (out, "variant", cell->variant, ", ");
-  wtc_json_kv (out, "workload", cell->workload, ", ");
-  fprintf (out, "\"seed\": %" PRIu64 ", ", cell->seed);
-  wtc_json_kv (out, "status", wtc_status_names[r->status], ", ");
-  if (r->exit_status >= 0)
-    fprintf (out, "\"exit\": %d, ", r->exit_status);
-  else
-    fputs ("\"exit\": null, ", out);
-  if (r->seconds >= 0)
-    fprintf (out, "\"seconds\": %.1f, ", r->seconds);
-  else
-    fputs ("\"seconds\": null, ", out);
-  fprintf (out, "\"bad_sectors\": %" PRIu64 ", \"by_class\": {", r->bad_sectors);
+  wtc_jb_object (b, "by_class");
   for (guint i = 0; i < r->classes->len; i++) {
     g_auto (GStrv) kv = g_strsplit (g_ptr_array_index (r->classes, i), "=", 2);
-    fprintf (out, "%s", i ? ", " : "");
-    wtc_json_str (out, kv[0]);
-    fprintf (out, ": %s", kv[1]);
+    guint64 n = 0;
+    g_ascii_string_to_unsigned (kv[1] ? kv[1] : "", 10, 0, G_MAXUINT64, &n, NULL);
+    wtc_jb_u64 (b, kv[0], n);
   }
-  fputs ("}, ", out);
-  wtc_json_kv (out, "error", r->error, ", ");
-  wtc_json_kv (out, "dir", r->dir, ", ");
-  fputs ("\"args\": [", out);
-  for (guint i = 0; i < cell->args->len; i++) {
-    fputs (i ? ", " : "", out);
-    wtc_json_str (out, g_ptr_array_index (cell->args, i));
-  }
-  fputs ("]}", out);
+  json_builder_end_object (b);
 }
 
 static void
-wtc_write_json (struct wtc_collect *c, FILE *out)
+wtc_json_cell (const struct wtc_result *r, JsonBuilder *b)
 {
-  const struct wtc_tally *t = &c->total;
-  fprintf (out, "{\n  \"version\": %d,\n  ", WTC_SUMMARY_VERSION);
-  wtc_json_kv (out, "dir", c->dir, ",\n");
-  fprintf (out, "  \"counts\": {\"cells\": %u, \"clean\": %u, \"damaged\": %u, \"error\": %u, "
-                "\"not_run\": %u},\n  \"cells\": [\n", c->results->len,
-           t->counts[WTC_CELL_CLEAN], t->counts[WTC_CELL_DAMAGED], t->counts[WTC_CELL_ERROR],
-           t->counts[WTC_CELL_NOT_RUN]);
-  for (guint i = 0; i < c->results->len; i++) {
-    wtc_write_json_cell (&g_array_index (c->results, struct wtc_result, i), out);
-    fputs (i + 1 < c->results->len ? ",\n" : "\n", out);
-  }
-  fputs ("  ],\n  \"grid\": [\n", out);
-  bool first = true;
+  const struct wtc_cell *cell = r->cell;
+  g_autofree char *arch = wtc_kernel_arch (cell->kernel);
+  wtc_jb_object (b, NULL);
+  wtc_jb_str (b, "id", cell->id);
+  wtc_jb_str (b, "kernel", cell->kernel);
+  wtc_jb_str (b, "arch", arch);
+  if (r->page_size)
+    wtc_jb_u64 (b, "page_size", r->page_size);
+  else
+    wtc_jb_null (b, "page_size");
+  wtc_jb_str (b, "fs", cell->fs);
+  wtc_jb_str (b, "variant", cell->variant);
+  wtc_jb_str (b, "workload", cell->workload);
+  wtc_jb_u64 (b, "seed", cell->seed);
+  wtc_jb_str (b, "status", wtc_status_names[r->status]);
+  if (r->exit_status >= 0)
+    wtc_jb_int (b, "exit", r->exit_status);
+  else
+    wtc_jb_null (b, "exit");
+  wtc_json_seconds (b, "seconds", r->seconds, 0.1);
+  wtc_jb_u64 (b, "bad_sectors", r->bad_sectors);
+  wtc_json_by_class (r, b);
+  wtc_jb_str (b, "error", r->error);
+  wtc_jb_str (b, "dir", r->dir);
+  wtc_jb_strings (b, "args", cell->args);
+  json_builder_end_object (b);
+}
+
+/* The counts of a tally, after "cells" (the tally's total). */
+static void
+wtc_json_counts (const struct wtc_tally *t, JsonBuilder *b)
+{
+  wtc_jb_u64 (b, "cells", t->counts[0] + t->counts[1] + t->counts[2] + t->counts[3]);
+  wtc_jb_u64 (b, "clean", t->counts[WTC_CELL_CLEAN]);
+  wtc_jb_u64 (b, "damaged", t->counts[WTC_CELL_DAMAGED]);
+  wtc_jb_u64 (b, "error", t->counts[WTC_CELL_ERROR]);
+  wtc_jb_u64 (b, "not_run", t->counts[WTC_CELL_NOT_RUN]);
+}
+
+static void
+wtc_json_grid (struct wtc_collect *c, JsonBuilder *b)
+{
+  wtc_jb_array (b, "grid");
   for (guint i = 0; i < c->rows->len; i++)
     for (guint j = 0; j < c->columns->len; j++) {
       const struct wtc_column *col = g_ptr_array_index (c->columns, j);
       const struct wtc_tally *g = wtc_grid_at (c, i, j);
-      guint n = g->counts[0] + g->counts[1] + g->counts[2] + g->counts[3];
-      if (!n)
+      if (!(g->counts[0] + g->counts[1] + g->counts[2] + g->counts[3]))
         continue;
-      fputs (first ? "    {" : ",\n    {", out);
-      first = false;
-      wtc_json_kv (out, "kernel", g_ptr_array_index (c->rows, i), ", ");
       g_autofree char *arch = wtc_kernel_arch (g_ptr_array_index (c->rows, i));
-      wtc_json_kv (out, "arch", arch, ", ");
-      wtc_json_kv (out, "fs", col->fs, ", ");
-      wtc_json_kv (out, "variant", col->variant, ", ");
-      wtc_json_kv (out, "workload", col->workload, ", ");
-      fprintf (out, "\"cells\": %u, \"clean\": %u, \"damaged\": %u, \"error\": %u, "
-                    "\"not_run\": %u}", n, g->counts[WTC_CELL_CLEAN],
-               g->counts[WTC_CELL_DAMAGED], g->counts[WTC_CELL_ERROR],
-               g->counts[WTC_CELL_NOT_RUN]);
+      wtc_jb_object (b, NULL);
+      wtc_jb_str (b, "kernel", g_ptr_array_index (c->rows, i));
+      wtc_jb_str (b, "arch", arch);
+      wtc_jb_str (b, "fs", col->fs);
+      wtc_jb_str (b, "variant", col->variant);
+      wtc_jb_str (b, "workload", col->workload);
+      wtc_json_counts (g, b);
+      json_builder_end_object (b);
     }
-  fputs ("\n  ],\n  \"timings_median\": {", out);
-  for (guint p = 0, shown = 0; p < c->phases->len; p++) {
+  json_builder_end_array (b);
+}
+
+static void
+wtc_json_medians (struct wtc_collect *c, JsonBuilder *b)
+{
+  wtc_jb_object (b, "timings_median");
+  for (guint p = 0; p < c->phases->len; p++) {
     double median;
     guint n;
-    if (!wtc_phase_median (c, g_ptr_array_index (c->phases, p), &median, &n))
-      continue;
-    fputs (shown++ ? ", " : "", out);
-    wtc_json_str (out, g_ptr_array_index (c->phases, p));
-    fprintf (out, ": %.3f", median);
+    if (wtc_phase_median (c, g_ptr_array_index (c->phases, p), &median, &n))
+      wtc_json_seconds (b, g_ptr_array_index (c->phases, p), median, 0.001);
   }
-  fputs ("}\n}\n", out);
+  json_builder_end_object (b);
+}
+
+/* summary.json's object as b's next value (doc/campaign-json.md). */
+static void
+wtc_json_summary (struct wtc_collect *c, JsonBuilder *b)
+{
+  wtc_jb_object (b, NULL);
+  wtc_jb_int (b, "version", WTC_SUMMARY_VERSION);
+  wtc_jb_str (b, "dir", c->dir);
+  wtc_jb_object (b, "counts");
+  wtc_json_counts (&c->total, b);
+  json_builder_end_object (b);
+  wtc_jb_array (b, "cells");
+  for (guint i = 0; i < c->results->len; i++)
+    wtc_json_cell (&g_array_index (c->results, struct wtc_result, i), b);
+  json_builder_end_array (b);
+  wtc_json_grid (c, b);
+  wtc_json_medians (c, b);
+  json_builder_end_object (b);
+}
+
+/* summary.json: the top-level fields one a line. */
+static void
+wtc_write_json (struct wtc_collect *c, FILE *out)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  wtc_json_summary (c, b);
+  struct wtc_json_out o;
+  wtc_json_out_begin (&o, out);
+  wtc_json_out_members (&o, b);
+  wtc_json_out_end (&o);
 }
 
 static void
@@ -369,31 +398,24 @@ wtc_write_file (struct wtc_collect *c, const char *name, wtc_writer write, GErro
 static bool
 wtc_write_html (struct wtc_collect *c, GError **error)
 {
-  char *json = NULL;
-  size_t len = 0;
-  FILE *mem = open_memstream (&json, &len);
-  if (!mem) {
-    g_set_error (error, WTC_ERROR, errno, "open_memstream: %s", g_strerror (errno));
-    return false;
-  }
-  fputs ("{\"kind\": \"campaign\", \"summary\": ", mem);
-  wtc_write_json (c, mem);
-  fputs ("}\n", mem);
-  if (fclose (mem) != 0) {
-    free (json);
-    g_set_error (error, WTC_ERROR, errno, "summary.html: %s", g_strerror (errno));
-    return false;
-  }
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  wtc_jb_object (b, NULL);
+  wtc_jb_str (b, "kind", "campaign");
+  json_builder_set_member_name (b, "summary");
+  wtc_json_summary (c, b);
+  json_builder_end_object (b);
+  g_autoptr (JsonNode) root = json_builder_get_root (b);
+  g_autofree char *json = wtc_json_text (root);
   g_autofree char *path = g_build_filename (c->dir, "summary.html", NULL);
   g_autofree char *tmp = g_strdup_printf ("%s.tmp", path);
   g_autofree char *title = g_strdup_printf ("wtrack campaign %s", c->dir);
-  bool ok = wtc_html_page (tmp, title, json, error);
-  free (json);
-  if (ok && rename (tmp, path) != 0) {
+  if (!wtc_html_page (tmp, title, json, error))
+    return false;
+  if (rename (tmp, path) != 0) {
     g_set_error (error, WTC_ERROR, errno, "rename: %s: %s", path, g_strerror (errno));
-    ok = false;
+    return false;
   }
-  return ok;
+  return true;
 }
 
 bool

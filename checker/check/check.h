@@ -160,6 +160,9 @@ const char *wtc_verdict (const struct wtc_check *c);
 /* File fi's warm verdict: "damaged", "unchecked" (some of its sectors could
  * not be compared, or none was) or "clean". */
 const char *wtc_file_verdict (const struct wtc_check *c, uint32_t fi);
+/* How the log ended: "closed", "unclosed" (no final CLOSE), "torn" or
+ * "unread". */
+const char *wtc_log_end (const struct wtc_check *c);
 /* "page cache was correct" or NULL when RESULT says nothing. */
 const char *wtc_page_cache_verdict (const struct wtc_check *c);
 /* "clean", "damaged", "not run" or "unreadable" */

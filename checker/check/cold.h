@@ -10,6 +10,7 @@
 
 #include <glib.h>
 
+#include "lib/json.h"
 #include "manifest.h"
 
 struct wtc_check;
@@ -88,8 +89,8 @@ GArray *wtc_cold_file_runs (const struct wtc_cold *k, uint32_t fi);
 GArray *wtc_cold_meta_runs (const struct wtc_cold *k);
 /* The cold section of the text report. */
 void wtc_cold_report_text (const struct wtc_check *c, int max_runs, FILE *out);
-void wtc_cold_report_json (const struct wtc_check *c, FILE *out);
-/* The cold object alone, at most max_runs runs (UINT64_MAX: all). */
-void wtc_cold_json_object (const struct wtc_check *c, uint64_t max_runs, FILE *out);
+/* The cold object as b's next value, at most max_runs runs (UINT64_MAX:
+ * all). */
+void wtc_cold_json_object (const struct wtc_check *c, uint64_t max_runs, JsonBuilder *b);
 
 #endif

@@ -41,6 +41,14 @@ wtc_file_verdict (const struct wtc_check *c, uint32_t fi)
   return unchecked ? "unchecked" : "clean";
 }
 
+const char *
+wtc_log_end (const struct wtc_check *c)
+{
+  if (!c->log_read)
+    return "unread";
+  return c->log_status.torn ? "torn" : c->log_status.closed ? "closed" : "unclosed";
+}
+
 /* The page cache: what the guest read back before the disk was judged. */
 
 const char *
