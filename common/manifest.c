@@ -23,6 +23,8 @@ wtmf_op_kind_name (uint32_t kind)
     [WTMF_OP_SYNC_RANGE] = "sync-range", [WTMF_OP_FDATASYNC] = "fdatasync",
     [WTMF_OP_FADVISE] = "fadvise", [WTMF_OP_COLLAPSE] = "collapse",
     [WTMF_OP_INSERT] = "insert", [WTMF_OP_COPY] = "copy",
+    [WTMF_OP_SYNCFS] = "syncfs", [WTMF_OP_DROP_CACHES] = "drop-caches",
+    [WTMF_OP_CLONE] = "clone", [WTMF_OP_DEDUPE] = "dedupe",
   };
   if (kind < sizeof names / sizeof names[0] && names[kind])
     return names[kind];

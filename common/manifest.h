@@ -66,8 +66,12 @@ enum wtmf_op_kind {
   WTMF_OP_COLLAPSE = 14,        /* fallocate COLLAPSE_RANGE */
   WTMF_OP_INSERT = 15,          /* fallocate INSERT_RANGE */
   WTMF_OP_COPY = 16,            /* copy_file_range into the file */
+  WTMF_OP_SYNCFS = 17,
+  WTMF_OP_DROP_CACHES = 18,     /* sync, then every clean page dropped */
+  WTMF_OP_CLONE = 19,           /* FICLONERANGE into the file */
+  WTMF_OP_DEDUPE = 20,          /* FIDEDUPERANGE into the file */
 };
-#define WTMF_OP_KIND_MAX 16
+#define WTMF_OP_KIND_MAX 20
 
 struct wtmf_extent {
   uint64_t logical;

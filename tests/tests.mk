@@ -59,7 +59,7 @@ tests/asan/test-%.sh: tests/test-%.sh tests/asan-run.sh
 CLEAN_FILES += $(SAN_SHELL_TESTS)
 
 # The ops workload's list and model, built from the guest's sources.
-WT_OPS_SRCS = guest/ops-list.c guest/ops-model.c guest/rng.c
+WT_OPS_SRCS = guest/ops-list.c guest/ops-model.c guest/ops-meet.c guest/rng.c
 tests/unit/test-ops: tests/unit/test-ops.c tests/unit/tap.h $(WT_OPS_SRCS) guest/ops.h guest/guest.h common/libwtcommon.a
 	$(CC) $(ALL_CFLAGS) -I tests/unit -I guest $< $(WT_OPS_SRCS) common/libwtcommon.a -o $@
 tests/unit/test-ops-asan: tests/unit/test-ops.c tests/unit/tap.h $(WT_OPS_SRCS) guest/ops.h guest/guest.h common/libwtcommon-asan.a

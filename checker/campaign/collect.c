@@ -215,7 +215,8 @@ wtc_read_ini (const char *ini, const struct wtc_cell *cell, GHashTable *kernel_s
   }
   if (!wtc_ini_exit (kf, &r->exit_status, &r->why) || !wtc_ini_seconds (kf, &r->seconds, &r->why)
       || !wtc_ini_u64 (kf, "bad_sectors", &r->bad_sectors, &r->why)
-      || !wtc_ini_u64 (kf, "page_size", &r->page_size, &r->why)) {
+      || !wtc_ini_u64 (kf, "page_size", &r->page_size, &r->why)
+      || !wtc_ini_u64 (kf, "block_size", &r->block_size, &r->why)) {
     r->state = WTC_STATE_UNREADABLE;
     return false;
   }
@@ -275,6 +276,7 @@ wtc_read_result (const char *dir, const struct wtc_cell *cell, GHashTable *kerne
   r->seconds = -1;
   r->bad_sectors = 0;
   r->page_size = 0;
+  r->block_size = 0;
   g_free (r->error);
   r->error = r->state == WTC_STATE_LOST ? g_strdup (r->why)
                                          : g_strdup_printf ("%s (--resume runs it again)", r->why);
@@ -315,7 +317,7 @@ wtc_same (const char *a, const char *b)
   return (!a && !b) || (a && b && strcmp (a, b) == 0);
 }
 
-static guint
+guint
 wtc_column_of (GPtrArray *columns, const struct wtc_cell *cell)
 {
   for (guint i = 0; i < columns->len; i++) {
@@ -335,7 +337,7 @@ wtc_column_of (GPtrArray *columns, const struct wtc_cell *cell)
   return columns->len - 1;
 }
 
-static guint
+guint
 wtc_row_of (GPtrArray *rows, const char *kernel)
 {
   for (guint i = 0; i < rows->len; i++)

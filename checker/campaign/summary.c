@@ -28,6 +28,55 @@ wtc_join (GPtrArray *strings, const char *sep)
   return g_string_free (s, FALSE);
 }
 
+static int
+wtc_u64_cmp (gconstpointer a, gconstpointer b)
+{
+  guint64 x = *(const guint64 *) a, y = *(const guint64 *) b;
+  return x < y ? -1 : x > y;
+}
+
+/* The distinct block sizes the cells of a column (row G_MAXUINT: of every
+ * row) reported, smallest first; empty when none did. */
+static GArray *
+wtc_block_sizes (struct wtc_collect *c, guint row, guint col)
+{
+  GArray *sizes = g_array_new (FALSE, FALSE, sizeof (guint64));
+  for (guint i = 0; i < c->results->len; i++) {
+    const struct wtc_result *r = &g_array_index (c->results, struct wtc_result, i);
+    if (!r->block_size || wtc_column_of (c->columns, r->cell) != col
+        || (row != G_MAXUINT && wtc_row_of (c->rows, r->cell->kernel) != row))
+      continue;
+    bool seen = false;
+    for (guint k = 0; k < sizes->len && !seen; k++)
+      seen = g_array_index (sizes, guint64, k) == r->block_size;
+    if (!seen)
+      g_array_append_val (sizes, r->block_size);
+  }
+  g_array_sort (sizes, wtc_u64_cmp);
+  return sizes;
+}
+
+/* A grid cell's block size when its cells agree on one, else 0. */
+static guint64
+wtc_block_size_at (struct wtc_collect *c, guint row, guint col)
+{
+  g_autoptr (GArray) sizes = wtc_block_sizes (c, row, col);
+  return sizes->len == 1 ? g_array_index (sizes, guint64, 0) : 0;
+}
+
+/* A column's label in summary.txt: "fs[/variant] workload", then
+ * " bs=N[/M...]", the block sizes its cells reported (none: nothing). */
+static char *
+wtc_column_text (struct wtc_collect *c, guint col)
+{
+  const struct wtc_column *column = g_ptr_array_index (c->columns, col);
+  g_autoptr (GArray) sizes = wtc_block_sizes (c, G_MAXUINT, col);
+  GString *s = g_string_new (column->label);
+  for (guint k = 0; k < sizes->len; k++)
+    g_string_append_printf (s, "%s%" PRIu64, k ? "/" : " bs=", g_array_index (sizes, guint64, k));
+  return g_string_free (s, FALSE);
+}
+
 static char *
 wtc_grid_text (const struct wtc_tally *t)
 {
@@ -77,20 +126,22 @@ wtc_write_grid (struct wtc_collect *c, FILE *out)
   for (guint i = 0; i < c->rows->len; i++)
     kw = MAX (kw, strlen (g_ptr_array_index (c->rows, i)));
   g_autofree size_t *cw = g_new0 (size_t, c->columns->len);
+  g_autoptr (GPtrArray) labels = g_ptr_array_new_with_free_func (g_free);
   for (guint j = 0; j < c->columns->len; j++) {
-    cw[j] = strlen (((struct wtc_column *) g_ptr_array_index (c->columns, j))->label);
+    g_ptr_array_add (labels, wtc_column_text (c, j));
+    cw[j] = strlen (g_ptr_array_index (labels, j));
     for (guint i = 0; i < c->rows->len; i++) {
       g_autofree char *t = wtc_grid_text (wtc_grid_at (c, i, j));
       cw[j] = MAX (cw[j], strlen (t));
     }
   }
-  fprintf (out, "damaged/total seeds per kernel (rows) and fs[/variant] workload (columns);\n"
+  fprintf (out, "damaged/total seeds per kernel (rows) and fs[/variant] workload (columns;\n"
+                "bs= the file system's block size the cells reported);\n"
                 "errors (cells that could not run, or were interrupted or lost) and cells\n"
                 "--until-fail did not run are counted apart\n\n");
   fprintf (out, "%-*s", (int) kw, "kernel");
   for (guint j = 0; j < c->columns->len; j++)
-    fprintf (out, "  %-*s", (int) cw[j],
-             ((struct wtc_column *) g_ptr_array_index (c->columns, j))->label);
+    fprintf (out, "  %-*s", (int) cw[j], (const char *) g_ptr_array_index (labels, j));
   fputc ('\n', out);
   for (guint i = 0; i < c->rows->len; i++) {
     fprintf (out, "%-*s", (int) kw, (const char *) g_ptr_array_index (c->rows, i));
@@ -153,6 +204,16 @@ wtc_json_seconds (JsonBuilder *b, const char *key, double seconds, double unit)
     wtc_jb_null (b, key);
 }
 
+/* A size in bytes, or null for 0 (unknown: no report, or an older guest's). */
+static void
+wtc_json_size (JsonBuilder *b, const char *key, guint64 n)
+{
+  if (n)
+    wtc_jb_u64 (b, key, n);
+  else
+    wtc_jb_null (b, key);
+}
+
 static void
 wtc_json_by_class (const struct wtc_result *r, JsonBuilder *b)
 {
@@ -175,11 +236,9 @@ wtc_json_cell (const struct wtc_result *r, JsonBuilder *b)
   wtc_jb_str (b, "id", cell->id);
   wtc_jb_str (b, "kernel", cell->kernel);
   wtc_jb_str (b, "arch", arch);
-  if (r->page_size)
-    wtc_jb_u64 (b, "page_size", r->page_size);
-  else
-    wtc_jb_null (b, "page_size");
+  wtc_json_size (b, "page_size", r->page_size);
   wtc_jb_str (b, "fs", cell->fs);
+  wtc_json_size (b, "block_size", r->block_size);
   wtc_jb_str (b, "variant", cell->variant);
   wtc_jb_str (b, "workload", cell->workload);
   wtc_jb_u64 (b, "seed", cell->seed);
@@ -223,6 +282,7 @@ wtc_json_grid (struct wtc_collect *c, JsonBuilder *b)
       wtc_jb_str (b, "kernel", g_ptr_array_index (c->rows, i));
       wtc_jb_str (b, "arch", arch);
       wtc_jb_str (b, "fs", col->fs);
+      wtc_json_size (b, "block_size", wtc_block_size_at (c, i, j));
       wtc_jb_str (b, "variant", col->variant);
       wtc_jb_str (b, "workload", col->workload);
       wtc_json_counts (g, b);
@@ -303,6 +363,10 @@ wtc_write_xml_case (const struct wtc_result *r, FILE *out)
   g_autofree char *args = wtc_join (cell->args, " ");
   wtc_xml_property (out, "        ", "kernel", cell->kernel);
   wtc_xml_property (out, "        ", "fs", cell->fs);
+  if (r->block_size) {
+    g_autofree char *bs = g_strdup_printf ("%" PRIu64, r->block_size);
+    wtc_xml_property (out, "        ", "block_size", bs);
+  }
   wtc_xml_property (out, "        ", "variant", cell->variant ? cell->variant : "");
   wtc_xml_property (out, "        ", "workload", cell->workload);
   wtc_xml_property (out, "        ", "seed", seed);

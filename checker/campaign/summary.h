@@ -38,6 +38,7 @@ struct wtc_result {
   GHashTable *timings;  /* phase -> double * */
   char *dir;            /* relative to the campaign folder */
   guint64 page_size;    /* the guest's (report.json), 0: unknown */
+  guint64 block_size;   /* the file system's (report.json), 0: unknown */
 };
 
 /* One column of the grid: fs, variant and workload. */
@@ -64,6 +65,11 @@ wtc_grid_at (struct wtc_collect *c, guint row, guint col)
 {
   return &c->grid[row * c->columns->len + col];
 }
+
+/* The index of the cell's column (fs, variant, workload) and of a kernel's
+ * row, each added when new. */
+guint wtc_column_of (GPtrArray *columns, const struct wtc_cell *cell);
+guint wtc_row_of (GPtrArray *rows, const char *kernel);
 
 /* The strings of a GPtrArray joined by sep. */
 char *wtc_join (GPtrArray *strings, const char *sep);

@@ -180,5 +180,7 @@ struct wtc_report_opts {
 void wtc_report_text (const struct wtc_check *c, const struct wtc_report_opts *o,
                       FILE *out);
 bool wtc_report_json (const struct wtc_check *c, const char *path, GError **error);
+/* report-ops.c: the "ops" field (the ops workload's counts), or null. */
+void wtc_report_json_ops (const struct wtc_check *c, JsonBuilder *b);
 
 #endif

@@ -80,7 +80,8 @@ wtc_html_cold (const struct wtc_check *c, JsonBuilder *b)
 static void
 wtc_html_guest (const struct wtc_check *c, JsonBuilder *b)
 {
-  static const char *const hello_keys[] = { "kernel", "arch", "page_size", "fs", "workload", "seed" };
+  static const char *const hello_keys[] = { "kernel", "arch", "page_size", "fs", "block_size",
+                                            "workload", "seed" };
   static const char *const result_keys[] = { "status", "readback", "readback_bad_sectors", "error" };
   wtc_jb_object (b, "guest");
   for (size_t i = 0; i < G_N_ELEMENTS (hello_keys); i++) {

@@ -167,6 +167,19 @@ wtc_json_file (const struct wtc_check *c, uint32_t fi, JsonBuilder *b)
   json_builder_end_object (b);
 }
 
+/* KEY: a HELLO size in bytes as a number; null when the guest sent none
+ * (older guests) or not a number. */
+static void
+wtc_json_hello_size (const struct wtc_check *c, const char *key, JsonBuilder *b)
+{
+  g_autofree char *v = wtc_hello_value (c, key);
+  guint64 n;
+  if (v && g_ascii_string_to_unsigned (v, 10, 1, G_MAXUINT32, &n, NULL))
+    wtc_jb_u64 (b, key, n);
+  else
+    wtc_jb_null (b, key);
+}
+
 /* The guest's HELLO and RESULT keys as strings, and the page cache's verdict. */
 static void
 wtc_json_guest (const struct wtc_check *c, JsonBuilder *b)
@@ -184,12 +197,9 @@ wtc_json_guest (const struct wtc_check *c, JsonBuilder *b)
   }
   wtc_jb_str (b, "page_cache", wtc_page_cache_verdict (c));
   /* a number: the guest's page is what says how many blocks share one */
-  g_autofree char *page = wtc_hello_value (c, "page_size");
-  guint64 page_size;
-  if (page && g_ascii_string_to_unsigned (page, 10, 1, G_MAXUINT32, &page_size, NULL))
-    wtc_jb_u64 (b, "page_size", page_size);
-  else
-    wtc_jb_null (b, "page_size");
+  wtc_json_hello_size (c, "page_size", b);
+  /* and the file system's block: below the page, one page holds several */
+  wtc_json_hello_size (c, "block_size", b);
   json_builder_end_object (b);
 }
 
@@ -237,6 +247,7 @@ wtc_json_top (const struct wtc_check *c, JsonBuilder *b)
   wtc_jb_str (b, "channel_error", c->channel_error);
   wtc_jb_strings (b, "warnings", c->warnings);
   wtc_jb_u64 (b, "warnings_left_out", c->warnings_left_out);
+  wtc_report_json_ops (c, b);
   json_builder_end_object (b);
 }
 

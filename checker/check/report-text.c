@@ -40,8 +40,10 @@ wtc_text_inputs (const struct wtc_check *c, FILE *out)
     ? g_strdup_printf (" (%s%s%s%s)", arch ? arch : "", arch && page ? ", " : "",
                        page ? page : "", page ? "-byte pages" : "")
     : g_strdup ("");
-  fprintf (out, "# guest: kernel %s%s, fs %s, workload %s\n", kernel ? kernel : "?",
-           machine, fs ? fs : "?", workload ? workload : "?");
+  g_autofree char *block = wtc_text_value (c, WTCH_HELLO, "block_size");
+  g_autofree char *blocks = block ? g_strdup_printf (" (%s-byte blocks)", block) : g_strdup ("");
+  fprintf (out, "# guest: kernel %s%s, fs %s%s, workload %s\n", kernel ? kernel : "?",
+           machine, fs ? fs : "?", blocks, workload ? workload : "?");
   fprintf (out, "# guest result: status %s, read-back %s%s%s%s%s%s\n",
            status ? status : "? (no RESULT)", readback ? readback : "?",
            rb_bad ? " (" : "", rb_bad ? rb_bad : "", rb_bad ? " bad sectors)" : "",

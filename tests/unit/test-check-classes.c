@@ -506,7 +506,8 @@ make_run (const char *dir, const char *scenario)
   log_record (&g, WTLOG_OPEN, 0, WTLOG_EXPORT_DISK, DISK_SIZE, NULL);
   send_text (&g, WTCH_HELLO, hostile
              ? "kernel=6.1.0-\x1b[31mred\x1b[0m\nfs=ext4\rnot\nworkload=classes\nseed=1\n"
-             : "kernel=6.1.0-test\nfs=ext4\nworkload=classes\nseed=1\n");
+             : "kernel=6.1.0-test\nfs=ext4\nworkload=classes\nseed=1\npage_size=4096\n"
+               "block_size=1024\n");
   send_text (&g, WTCH_MARK, "start");
   if (!(g.truth = fopen (path_in (&g, "truth.txt"), "w")))
     die ("truth.txt");

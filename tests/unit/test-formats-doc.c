@@ -623,8 +623,10 @@ check_manifest (void)
     { "SYNC_RANGE", WTMF_OP_SYNC_RANGE }, { "FDATASYNC", WTMF_OP_FDATASYNC },
     { "FADVISE", WTMF_OP_FADVISE }, { "COLLAPSE", WTMF_OP_COLLAPSE },
     { "INSERT", WTMF_OP_INSERT }, { "COPY", WTMF_OP_COPY },
+    { "SYNCFS", WTMF_OP_SYNCFS }, { "DROP_CACHES", WTMF_OP_DROP_CACHES },
+    { "CLONE", WTMF_OP_CLONE }, { "DEDUPE", WTMF_OP_DEDUPE },
   };
-  check_values ("manifest op kinds", "The manifest", "Op kinds", kinds, 16,
+  check_values ("manifest op kinds", "The manifest", "Op kinds", kinds, 20,
                 false, WTMF_OP_KIND_MAX);
   const struct named mflags[] = { { "COLD", WTMF_FLAG_COLD } };
   check_values ("manifest flags", "The manifest", "Manifest flags", mflags, 1,

@@ -233,7 +233,8 @@ test_helpers (void)
   static const char *const names[] = {
     "?", "mmap-store", "pwrite", "truncate", "punch", "msync", "fsync",
     "fallocate", "munmap", "direct-write", "zero", "sync-range", "fdatasync",
-    "fadvise", "collapse", "insert", "copy", "?",
+    "fadvise", "collapse", "insert", "copy", "syncfs", "drop-caches", "clone", "dedupe",
+    "?",
   };
   bool names_ok = strcmp (wtmf_op_kind_name (UINT32_MAX), "?") == 0;
   for (uint32_t k = 0; k <= WTMF_OP_KIND_MAX + 1; k++)
@@ -423,7 +424,7 @@ test_corrupt_fields (void)
     { "op kind 0", lay.op_at[0] + 12, 4, 0, (long long) lay.op_at[0] + 12,
       "op 1: unknown kind 0" },
     { "op kind past the last", lay.op_at[8] + 12, 4, WTMF_OP_KIND_MAX + 1,
-      (long long) lay.op_at[8] + 12, "op 9: unknown kind 17" },
+      (long long) lay.op_at[8] + 12, "op 9: unknown kind 21" },
     { "op kind 2^32-1", lay.op_at[4] + 12, 4, UINT32_MAX, (long long) lay.op_at[4] + 12,
       "op 5: unknown kind 4294967295" },
     { "op file id that does not exist", lay.op_at[2] + 8, 4, 12345,
