@@ -9,7 +9,7 @@ tests/unit/test-%: tests/unit/test-%.c tests/unit/tap.h common/libwtcommon.a
 # checker's header, which includes glib.h (nothing of glib is linked).
 tests/unit/test-formats-doc: ALL_CFLAGS += -I checker $(GLIB_CFLAGS)
 tests/unit/test-formats-doc-asan: SAN_CFLAGS += -I checker $(GLIB_CFLAGS)
-tests/unit/test-formats-doc tests/unit/test-formats-doc-asan: checker/lib/dmlog-format.h
+tests/unit/test-formats-doc tests/unit/test-formats-doc-asan: checker/interchange/dmlog-format.h
 
 # The unit tests again, sanitized (SAN_CFLAGS in the Makefile): a report
 # ends the program with a non-zero status, which prove counts as a failure.

@@ -440,15 +440,3 @@ wtc_hello_value (const struct wtc_check *c, const char *key)
   return wtc_msg_value (c, WTCH_HELLO, key);
 }
 
-const char *
-wtc_page_cache_verdict (const struct wtc_check *c)
-{
-  g_autofree char *rb = wtc_result_value (c, "readback");
-  if (!rb)
-    return NULL;
-  if (strcmp (rb, "match") == 0)
-    return "page cache was correct";
-  if (strcmp (rb, "mismatch") == 0)
-    return "page cache was wrong too";
-  return NULL;
-}

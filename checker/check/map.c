@@ -241,23 +241,3 @@ wtc_find_bad (struct wtc_check *c, GError **error)
   return true;
 }
 
-bool
-wtc_coverage_complete (const struct wtc_check *c)
-{
-  return c->compared > 0 && c->unchecked == 0 && c->claimed_twice == 0 && !c->image_short;
-}
-
-bool
-wtc_inputs_complete (const struct wtc_check *c)
-{
-  return c->log_read && !c->log_status.torn && !c->channel_error && !c->log_error
-    && wtc_coverage_complete (c);
-}
-
-const char *
-wtc_verdict (const struct wtc_check *c)
-{
-  if (c->bad->len || wtc_cold_damaged (&c->cold))
-    return "damaged";
-  return wtc_coverage_complete (c) ? "clean" : "unchecked";
-}

@@ -2,7 +2,7 @@
  * from the guest's RESULT (doc/ops.md "On the channel"): the op kinds that
  * ran and were refused, and how often kinds met on a page. The RESULT is
  * the guest's text: a line that is not KEY=NUMBER (or KIND:N,... for the
- * pairs) is left out, and names are escaped as JSON strings. */
+ * pairs) is left out; names go through json-glib like every string. */
 #include <inttypes.h>
 #include <string.h>
 
@@ -39,9 +39,8 @@ wtc_count_n (const char *s, size_t len, uint64_t *out)
 }
 
 struct wtc_ops_group {
-  FILE *out;
+  JsonBuilder *b;
   const char *prefix;           /* "ops_", "refused_" */
-  unsigned n;
 };
 
 static void
@@ -59,9 +58,8 @@ wtc_ops_group_line (const char *key, size_t keylen, const char *value, size_t va
       && ((keylen == 11 && memcmp (key, "ops_refused", 11) == 0)
           || (keylen == 11 && memcmp (key, "ops_skipped", 11) == 0)))
     return;
-  fputs (g->n++ ? ", " : "", g->out);
-  wtc_json_str_n (g->out, key + plen, keylen - plen);
-  fprintf (g->out, ": %" PRIu64, count);
+  g_autofree char *name = g_strndup (key + plen, keylen - plen);
+  wtc_jb_u64 (g->b, name, count);
 }
 
 /* pairs_A=B:N,B:N: "A>B": N each. */
@@ -82,9 +80,7 @@ wtc_ops_pairs_line (const char *key, size_t keylen, const char *value, size_t va
         && wtc_count_n (colon + 1, (size_t) (item_end - colon - 1), &count)) {
       g_autofree char *name = g_strdup_printf ("%.*s>%.*s", (int) (keylen - 6), key + 6,
                                                (int) (colon - p), p);
-      fputs (g->n++ ? ", " : "", g->out);
-      wtc_json_str (g->out, name);
-      fprintf (g->out, ": %" PRIu64, count);
+      wtc_jb_u64 (g->b, name, count);
     }
     p = item_end + 1;
   }
@@ -92,40 +88,41 @@ wtc_ops_pairs_line (const char *key, size_t keylen, const char *value, size_t va
 
 static void
 wtc_json_ops_object (const struct wtc_msg *m, const char *field, const char *prefix,
-                     wtc_result_line_fn fn, FILE *out)
+                     wtc_result_line_fn fn, JsonBuilder *b)
 {
-  struct wtc_ops_group g = { out, prefix, 0 };
-  fprintf (out, ", \"%s\": {", field);
+  struct wtc_ops_group g = { b, prefix };
+  wtc_jb_object (b, field);
   wtc_result_lines (m, fn, &g);
-  fputs ("}", out);
+  json_builder_end_object (b);
 }
 
 static void
-wtc_json_ops_count (const struct wtc_msg *m, const char *key, FILE *out)
+wtc_json_ops_count (const struct wtc_msg *m, const char *key, JsonBuilder *b)
 {
   g_autofree char *v = wtc_msg_kv (m, key);
   uint64_t n;
   if (v && wtc_count_n (v, strlen (v), &n))
-    fprintf (out, ", \"%s\": %" PRIu64, key, n);
+    wtc_jb_u64 (b, key, n);
   else
-    fprintf (out, ", \"%s\": null", key);
+    wtc_jb_null (b, key);
 }
 
 void
-wtc_report_json_ops (const struct wtc_check *c, FILE *out)
+wtc_report_json_ops (const struct wtc_check *c, JsonBuilder *b)
 {
   const struct wtc_msg *m = c->channel ? wtc_channel_last (c->channel, WTCH_RESULT) : NULL;
   g_autofree char *list = m && m->text ? wtc_msg_kv (m, "op_list") : NULL;
   uint64_t n;
   if (!list || !wtc_count_n (list, strlen (list), &n)) {
-    fputs ("  \"ops\": null,\n", out);
+    wtc_jb_null (b, "ops");
     return;
   }
-  fprintf (out, "  \"ops\": {\"list\": %" PRIu64, n);
-  wtc_json_ops_object (m, "executed", "ops_", wtc_ops_group_line, out);
-  wtc_json_ops_object (m, "refused", "refused_", wtc_ops_group_line, out);
-  wtc_json_ops_count (m, "surprises", out);
-  wtc_json_ops_object (m, "pairs", "pairs_", wtc_ops_pairs_line, out);
-  wtc_json_ops_count (m, "chains_wmrm", out);
-  fputs ("},\n", out);
+  wtc_jb_object (b, "ops");
+  wtc_jb_u64 (b, "list", n);
+  wtc_json_ops_object (m, "executed", "ops_", wtc_ops_group_line, b);
+  wtc_json_ops_object (m, "refused", "refused_", wtc_ops_group_line, b);
+  wtc_json_ops_count (m, "surprises", b);
+  wtc_json_ops_object (m, "pairs", "pairs_", wtc_ops_pairs_line, b);
+  wtc_json_ops_count (m, "chains_wmrm", b);
+  json_builder_end_object (b);
 }

@@ -87,8 +87,7 @@ wtc_text_verdict (const struct wtc_check *c, uint32_t fi, FILE *out)
   const struct wtc_file_stat *st = &c->files[fi];
   g_autofree char *path = wtc_text_safe (f->path);
   if (!st->bad) {
-    bool unchecked = st->unchecked || (!st->checked && f->nsectors);
-    fprintf (out, "%s: %s (%" PRIu64 " sectors checked", path, unchecked ? "unchecked" : "clean",
+    fprintf (out, "%s: %s (%" PRIu64 " sectors checked", path, wtc_file_verdict (c, fi),
              st->checked);
     if (st->unchecked)
       fprintf (out, ", %" PRIu64 " could not be: extents misaligned or off the disk image",

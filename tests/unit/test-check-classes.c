@@ -519,6 +519,11 @@ make_run (const char *dir, const char *scenario)
     send_manifest (&g);
   send_text (&g, WTCH_RESULT, hostile
              ? "status=0\nreadback=match\nreadback_bad_sectors=0\nerror=x\r!! forged error\x1b]0;title\x07\n"
+               /* the ops workload's counts, bent: names to escape, values
+                * that are not counts, pairs without a count */
+               "op_list=3\nops_pw\"rite\x1b=2\nops_refused=1\nops_x=12ab\nops_y=\n"
+               "refused_reflink=1\npairs_pwrite=mwrite:2,bad,:3,x:y,fzero:1,mw\"r:4\n"
+               "chains_wmrm=99999999999999999999999\n"
              : scenario_is (&g, "zeroed")
              ? "status=0\nreadback=mismatch\nreadback_bad_sectors=1\n"
              : "status=0\nreadback=match\nreadback_bad_sectors=0\n");

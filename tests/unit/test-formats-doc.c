@@ -4,7 +4,7 @@
  * encoder (wtlog, channel, manifest), a structure is encoded with a distinct
  * value in every field and each documented field is read back from the
  * bytes at the documented offset; dm-log-writes lives in the checker, so
- * its tables are held to the constants of checker/lib/dmlog-format.h. */
+ * its tables are held to the constants of checker/interchange/dmlog-format.h. */
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -13,7 +13,7 @@
 
 #include "channel.h"
 #include "crc32c.h"
-#include "lib/dmlog-format.h"
+#include "interchange/dmlog-format.h"
 #include "le.h"
 #include "manifest.h"
 #include "sector-hash.h"
