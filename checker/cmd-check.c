@@ -11,6 +11,7 @@
 #include "check/report-html.h"
 #include "commands.h"
 #include "lib/cli.h"
+#include "lib/json.h"
 #include "lib/lastwrite.h"
 #include "sector-hash.h"
 
@@ -60,14 +61,6 @@ wtc_check_read_channel (struct wtc_check *c)
   }
   c->mf = wtc_manifest_final (c->manifests);
   return c->mf != NULL;
-}
-
-static int
-wtc_check_status (const struct wtc_check *c)
-{
-  if (!wtc_inputs_complete (c) || (c->cold.ran && c->cold.error))
-    return WT_EXIT_ERROR;
-  return c->bad->len || wtc_cold_damaged (&c->cold) ? WT_EXIT_DAMAGE : WT_EXIT_OK;
 }
 
 /* --stats: what the check read and how fast, on stderr (scripts/bench-check
@@ -126,10 +119,30 @@ wtc_check_run (struct wtc_check *c, const struct wtc_check_opts *o)
     wtc_cli_error ("%s", error->message);
     return WT_EXIT_ERROR;
   }
-  return wtc_check_status (c);
+  return wtc_exit_status (c);
 }
 
 /* --no-manifest: the log's last hash of every sector against the image. */
+static void
+wtc_nomf_runs (const GArray *diffs, JsonBuilder *b)
+{
+  wtc_jb_array (b, "disk_runs");
+  for (guint i = 0; i < diffs->len;) {
+    const struct wtc_diff *d = &g_array_index (diffs, struct wtc_diff, i);
+    guint j = i + 1;
+    while (j < diffs->len && g_array_index (diffs, struct wtc_diff, j).sector == d->sector + (j - i))
+      j++;
+    wtc_jb_object (b, NULL);
+    wtc_jb_str (b, "class", "lied");
+    wtc_jb_u64 (b, "disk_sector", d->sector);
+    wtc_jb_u64 (b, "sectors", j - i);
+    wtc_jb_u64 (b, "last_write_seq", d->seq);
+    json_builder_end_object (b);
+    i = j;
+  }
+  json_builder_end_array (b);
+}
+
 static void
 wtc_nomf_json (const char *path, const GArray *diffs, const struct wtlog_status *st,
                uint64_t compared)
@@ -139,22 +152,29 @@ wtc_nomf_json (const char *path, const GArray *diffs, const struct wtlog_status 
     wtc_cli_error ("open: %s: %s", path, g_strerror (errno));
     return;
   }
-  fprintf (out, "{\n  \"version\": 1,\n  \"mode\": \"no-manifest\",\n  \"verdict\": \"%s\",\n"
-           "  \"inputs_complete\": %s,\n  \"bad_sectors\": %u,\n  \"compared_sectors\": %" PRIu64
-           ",\n  \"by_class\": {\"lied\": %u},\n  \"log\": {\"records\": %" PRIu64 ", \"end\": \"%s\"},\n"
-           "  \"files\": [],\n  \"disk_runs\": [",
-           diffs->len ? "damaged" : "clean", st->torn ? "false" : "true", diffs->len,
-           compared, diffs->len, st->records, st->torn ? "torn" : st->closed ? "closed" : "unclosed");
-  for (guint i = 0; i < diffs->len;) {
-    const struct wtc_diff *d = &g_array_index (diffs, struct wtc_diff, i);
-    guint j = i + 1;
-    while (j < diffs->len && g_array_index (diffs, struct wtc_diff, j).sector == d->sector + (j - i))
-      j++;
-    fprintf (out, "%s\n    {\"class\": \"lied\", \"disk_sector\": %" PRIu64 ", \"sectors\": %u, \"last_write_seq\": %" PRIu64 "}",
-             i ? "," : "", d->sector, j - i, d->seq);
-    i = j;
-  }
-  fputs ("]\n}\n", out);
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  wtc_jb_object (b, NULL);
+  wtc_jb_int (b, "version", 1);
+  wtc_jb_str (b, "mode", "no-manifest");
+  wtc_jb_str (b, "verdict", diffs->len ? "damaged" : "clean");
+  wtc_jb_bool (b, "inputs_complete", !st->torn);
+  wtc_jb_u64 (b, "bad_sectors", diffs->len);
+  wtc_jb_u64 (b, "compared_sectors", compared);
+  wtc_jb_object (b, "by_class");
+  wtc_jb_u64 (b, "lied", diffs->len);
+  json_builder_end_object (b);
+  wtc_jb_object (b, "log");
+  wtc_jb_u64 (b, "records", st->records);
+  wtc_jb_str (b, "end", st->torn ? "torn" : st->closed ? "closed" : "unclosed");
+  json_builder_end_object (b);
+  wtc_jb_array (b, "files");
+  json_builder_end_array (b);
+  wtc_nomf_runs (diffs, b);
+  json_builder_end_object (b);
+  struct wtc_json_out o;
+  wtc_json_out_begin (&o, out);
+  wtc_json_out_members (&o, b);
+  wtc_json_out_end (&o);
   fclose (out);
 }
 
@@ -251,7 +271,8 @@ wtc_check_parse (int *argc, char ***argv, struct wtc_check_opts *o)
     "Warm sectors the log wrote whose disk still holds the pre-run content are\n"
     "called stale.\n\n"
     "Extents flagged unmappable (inline, encoded) are counted as not checkable,\n"
-    "not as damage. Memory grows with the damage, not with the log or the disk\n"
+    "not as damage; a DELALLOC extent (never written despite the sync) is not:\n"
+    "its sectors that must hold data are lost. Memory grows with the damage, not with the log or the disk\n"
     "(with a cold pass, also with the sectors written outside the files).\n\n"
     "Verdict: damaged (a compared sector differs, warm or cold, or fsck found\n"
     "errors), clean (every sector the\n"

@@ -23,6 +23,8 @@ wtmf_op_kind_name (uint32_t kind)
     [WTMF_OP_SYNC_RANGE] = "sync-range", [WTMF_OP_FDATASYNC] = "fdatasync",
     [WTMF_OP_FADVISE] = "fadvise", [WTMF_OP_COLLAPSE] = "collapse",
     [WTMF_OP_INSERT] = "insert", [WTMF_OP_COPY] = "copy",
+    [WTMF_OP_SYNCFS] = "syncfs", [WTMF_OP_DROP_CACHES] = "drop-caches",
+    [WTMF_OP_CLONE] = "clone", [WTMF_OP_DEDUPE] = "dedupe",
   };
   if (kind < sizeof names / sizeof names[0] && names[kind])
     return names[kind];
@@ -215,6 +217,9 @@ wtmf_parse_extents (struct wtmf_cursor *c, struct wtmf_file *f)
     if (e->flags & ~WTMF_EXT_ALL)
       return wtmf_bad (c, at + 24, "file %" PRIu32 " extent %" PRIu32
                        ": unknown flags 0x%" PRIx32, f->id, i, e->flags);
+    if ((e->flags & WTMF_EXT_DELALLOC) && !(e->flags & WTMF_EXT_UNMAPPABLE))
+      return wtmf_bad (c, at + 24, "file %" PRIu32 " extent %" PRIu32
+                       ": DELALLOC without UNMAPPABLE", f->id, i);
     if (e->length == 0 || e->logical + e->length < e->logical
         || e->physical + e->length < e->physical)
       return wtmf_bad (c, at, "file %" PRIu32 " extent %" PRIu32

@@ -46,8 +46,12 @@ enum wtmf_flag {
 enum wtmf_extent_flag {
   WTMF_EXT_UNWRITTEN = 1,
   WTMF_EXT_UNMAPPABLE = 2,      /* inline, encoded or unknown: no disk bytes */
+  /* FIEMAP_EXTENT_DELALLOC after the sync: the kernel holds data it never
+   * wrote (no block allocated). Comes with UNMAPPABLE, so readers that
+   * predate it skip the extent; check judges its sectors as lost. */
+  WTMF_EXT_DELALLOC = 4,
 };
-#define WTMF_EXT_ALL 3u
+#define WTMF_EXT_ALL 7u
 
 enum wtmf_op_kind {
   WTMF_OP_MMAP_STORE = 1,
@@ -66,8 +70,12 @@ enum wtmf_op_kind {
   WTMF_OP_COLLAPSE = 14,        /* fallocate COLLAPSE_RANGE */
   WTMF_OP_INSERT = 15,          /* fallocate INSERT_RANGE */
   WTMF_OP_COPY = 16,            /* copy_file_range into the file */
+  WTMF_OP_SYNCFS = 17,
+  WTMF_OP_DROP_CACHES = 18,     /* sync, then every clean page dropped */
+  WTMF_OP_CLONE = 19,           /* FICLONERANGE into the file */
+  WTMF_OP_DEDUPE = 20,          /* FIDEDUPERANGE into the file */
 };
-#define WTMF_OP_KIND_MAX 16
+#define WTMF_OP_KIND_MAX 20
 
 struct wtmf_extent {
   uint64_t logical;

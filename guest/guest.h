@@ -94,7 +94,7 @@ struct wtg_run {
   uint64_t readback_bad_sectors;
   const char *readback;         /* "match", "mismatch" or "none" */
   bool readback_taken;          /* a workload read back already */
-  char extra[1024];             /* more RESULT lines from the workload */
+  char extra[16384];            /* more RESULT lines from the workload */
   int kmsg_fd;                  /* the kernel's log, from the workload's start */
   uint64_t io_errors;           /* its lines about I/O errors since then */
   char io_error_first[200];

@@ -13,7 +13,7 @@ guest/%.o: guest/%.c $(GUEST_HDRS) $(COMMON_HDRS) config.mk
 guest/wtrack-guest: $(GUEST_OBJS) common/libwtcommon.a
 	$(CC) $(ALL_CFLAGS) -static -pthread $(GUEST_OBJS) common/libwtcommon.a -lpthread -o $@
 
-# Guests of other architectures (scripts/arches, wtrack-run --arch): the
+# Guests of other architectures (share/arches, wtrack-run --arch): the
 # same sources built static with TRIPLET-gcc into guest/ARCH/, common's
 # objects in guest/ARCH/common/. Those whose cross compiler configure found
 # (GUEST_ARCHES) are part of "all"; the others fail with the packages to

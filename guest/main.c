@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -141,10 +142,12 @@ wtg_usage (FILE *out)
 "  pwrite      fill sequentially, then random pwrite of 512 B..64 KiB (a\n"
 "              quarter unaligned) with periodic fsync of every file\n"
 "  ops         a seeded list of ops (doc/ops.md) over small files, each done\n"
-"              as the kernel sees it: pwrite, write, O_DIRECT dwrite, mwrite\n"
-"              through a kept MAP_SHARED mapping, msync, munmap, truncate,\n"
-"              falloc, fpunch, fzero, fcollapse, finsert, copy_range, fsync,\n"
-"              fdatasync, sync_range, fadvise; each op is a MARK \"op N LINE\"; a\n"
+"              as the kernel sees it: pwrite, pwritev, write, O_DIRECT dwrite\n"
+"              (-s: at the file position), mwrite through a kept MAP_SHARED\n"
+"              mapping, msync, munmap, truncate, falloc, fpunch, fzero,\n"
+"              fcollapse, finsert, copy_range, reflink, dedupe, fsync,\n"
+"              fdatasync, sync_range, syncfs, fadvise, drop_caches; each op\n"
+"              is a MARK \"op N LINE\"; a\n"
 "              kernel surprise is a MARK \"surprise op N: ...\", counted in\n"
 "              RESULT surprises=\n"
 "  manifest    only the manifest of existing FILEs (hashes read from them)\n"
@@ -188,7 +191,8 @@ wtg_usage (FILE *out)
 "ops:\n"
 "  --files N              files (default 2), empty at the start\n"
 "  --ops N                ops to generate (default 400)\n"
-"  --op-weights N=W,...   weight of each op kind and of mwrite_eof (doc/ops.md;\n"
+"  --op-weights N=W,...   weight of each op kind, of mwrite_eof and dwrite_seq\n"
+"                         (doc/ops.md;\n"
 "                         ':' may separate too; all=W sets every one);\n"
 "                         unknown names and all zero are refused\n"
 "  --ops-file FILE        run the ops of FILE (ops.txt syntax) instead\n"
@@ -455,6 +459,11 @@ wtg_send_hello (struct wtg_run *run)
   wtg_kv (p, sizeof p, "dir", "%s", run->dir_abs);
   wtg_kv (p, sizeof p, "cpus", "%ld", sysconf (_SC_NPROCESSORS_ONLN));
   wtg_kv (p, sizeof p, "page_size", "%ld", sysconf (_SC_PAGESIZE));
+  /* the file system's block size (ext4's and xfs's block, btrfs's
+   * sector): below the page size, one page holds several blocks */
+  struct statvfs vfs;
+  if (run->dir_abs[0] && statvfs (run->dir_abs, &vfs) == 0 && vfs.f_bsize)
+    wtg_kv (p, sizeof p, "block_size", "%lu", (unsigned long) vfs.f_bsize);
   static const char *const sysctls[] = {
     "vm.dirty_ratio", "vm.dirty_background_ratio", "vm.dirty_bytes",
     "vm.dirty_background_bytes", "vm.dirty_expire_centisecs",
@@ -484,7 +493,8 @@ wtg_exit_status (struct wtg_run *run, bool usage)
 static void
 wtg_send_result (struct wtg_run *run, int status)
 {
-  char p[4096] = "";
+  static char p[20480];
+  p[0] = '\0';
   uint64_t bytes = 0;
   for (uint32_t i = 0; i < run->model.nfiles; i++)
     bytes += run->model.files[i].size;

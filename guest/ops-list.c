@@ -18,12 +18,12 @@ struct wtg_op_info {
 };
 
 /* Default weights reach every kind in a few hundred ops: the rarest (1 in
- * 55) comes about 5 times in 300. Writes dominate so the range ops have
- * data to punch, zero and cut. */
+ * about 80) comes about 5 times in 400. Writes dominate so the range ops
+ * have data to punch, zero, cut and share. */
 static const struct wtg_op_info wtg_op_infos[WTG_OK_COUNT] = {
   [WTG_OK_PWRITE] = { "pwrite", WTG_SHAPE_RANGE, 0, 10 },
   [WTG_OK_WRITE] = { "write", WTG_SHAPE_RANGE, 0, 4 },
-  [WTG_OK_DWRITE] = { "dwrite", WTG_SHAPE_RANGE, 0, 4 },
+  [WTG_OK_DWRITE] = { "dwrite", WTG_SHAPE_RANGE, 's', 4 },
   [WTG_OK_MWRITE] = { "mwrite", WTG_SHAPE_RANGE, 'e', 10 },
   [WTG_OK_MSYNC] = { "msync", WTG_SHAPE_NONE, 'a', 3 },
   [WTG_OK_MUNMAP] = { "munmap", WTG_SHAPE_NONE, 0, 2 },
@@ -38,6 +38,11 @@ static const struct wtg_op_info wtg_op_infos[WTG_OK_COUNT] = {
   [WTG_OK_FCOLLAPSE] = { "fcollapse", WTG_SHAPE_RANGE, 0, 2 },
   [WTG_OK_FINSERT] = { "finsert", WTG_SHAPE_RANGE, 0, 2 },
   [WTG_OK_COPY_RANGE] = { "copy_range", WTG_SHAPE_RANGE, 0, 2 },
+  [WTG_OK_PWRITEV] = { "pwritev", WTG_SHAPE_IOV, 0, 4 },
+  [WTG_OK_REFLINK] = { "reflink", WTG_SHAPE_RANGE, 0, 3 },
+  [WTG_OK_DEDUPE] = { "dedupe", WTG_SHAPE_RANGE, 0, 1 },
+  [WTG_OK_SYNCFS] = { "syncfs", WTG_SHAPE_NONE, 0, 1 },
+  [WTG_OK_DROP_CACHES] = { "drop_caches", WTG_SHAPE_NONE, 0, 1 },
 };
 
 const char *
@@ -58,11 +63,24 @@ wtg_op_flag_letter (uint32_t kind)
   return wtg_op_infos[kind].flag;
 }
 
+bool
+wtg_op_has_source (uint32_t kind)
+{
+  return kind == WTG_OK_COPY_RANGE || kind == WTG_OK_REFLINK || kind == WTG_OK_DEDUPE;
+}
+
+bool
+wtg_op_writes_data (uint32_t kind)
+{
+  return kind == WTG_OK_PWRITE || kind == WTG_OK_WRITE || kind == WTG_OK_DWRITE
+    || kind == WTG_OK_MWRITE || kind == WTG_OK_PWRITEV;
+}
+
 static uint32_t
 wtg_op_flag_bit (char letter)
 {
   return letter == 'k' ? WTG_OPF_KEEP_SIZE : letter == 'a' ? WTG_OPF_ASYNC
-    : letter == 'e' ? WTG_OPF_PAST_EOF : 0;
+    : letter == 'e' ? WTG_OPF_PAST_EOF : letter == 's' ? WTG_OPF_SEQUENTIAL : 0;
 }
 
 void
@@ -72,12 +90,19 @@ wtg_op_format (const struct wtg_op *op, char *out, size_t cap)
   char flag[4] = "";
   if (letter && (op->flags & wtg_op_flag_bit (letter)))
     snprintf (flag, sizeof flag, " -%c", letter);
-  if (op->kind == WTG_OK_COPY_RANGE) {
+  if (wtg_op_has_source (op->kind)) {
     snprintf (out, cap, "f%" PRIu32 " %s f%" PRIu32 " 0x%" PRIx64 " 0x%" PRIx64 " 0x%" PRIx64,
               op->file, wtg_op_name (op->kind), op->src_file, op->src_off, op->off, op->len);
     return;
   }
   switch (wtg_op_shape (op->kind)) {
+  case WTG_SHAPE_IOV: {
+    int used = snprintf (out, cap, "f%" PRIu32 " %s 0x%" PRIx64, op->file,
+                         wtg_op_name (op->kind), op->off);
+    for (uint32_t i = 0; i < op->niov && used > 0 && (size_t) used < cap; i++)
+      used += snprintf (out + used, cap - (size_t) used, " 0x%" PRIx64, op->iov[i]);
+    break;
+  }
   case WTG_SHAPE_RANGE:
     snprintf (out, cap, "f%" PRIu32 " %s%s 0x%" PRIx64 " 0x%" PRIx64, op->file,
               wtg_op_name (op->kind), flag, op->off, op->len);
@@ -171,21 +196,22 @@ wtg_parse_file (struct wtg_lex *x, const struct wtg_op_limits *lim, uint32_t *fi
   return 0;
 }
 
-/* copy_range's source before its range: "fS SRC_OFF". */
+/* The source before the range of copy_range, reflink, dedupe: "fS SRC". */
 static int
 wtg_parse_source (struct wtg_lex *x, const struct wtg_op_limits *lim, struct wtg_op *op,
                   unsigned *column, char *err, size_t errlen)
 {
   if (!wtg_lex_next (x)) {
     *column = (unsigned) (x->p - x->line) + 1;
-    snprintf (err, errlen, "copy_range needs a source file, its offset, an offset and a length");
+    snprintf (err, errlen, "%s needs a source file, its offset, an offset and a length",
+              wtg_op_name (op->kind));
     return -1;
   }
   if (wtg_parse_file (x, lim, &op->src_file, column, err, errlen) < 0)
     return -1;
   if (!wtg_lex_next (x)) {
     *column = (unsigned) (x->p - x->line) + 1;
-    snprintf (err, errlen, "copy_range needs the source's offset");
+    snprintf (err, errlen, "%s needs the source's offset", wtg_op_name (op->kind));
     return -1;
   }
   const char *why = wtg_tok_number (x, &op->src_off);
@@ -208,50 +234,72 @@ wtg_parse_kind (struct wtg_lex *x, struct wtg_op *op, unsigned *column, char *er
   WTG_PARSE_FAIL (x, "unknown op '%.*s'", (int) x->toklen, x->tok);
 }
 
-/* The arguments after the op's name: an optional flag, then its numbers. */
+/* How many numbers a shape takes, at least and at most. */
+static void
+wtg_shape_arity (enum wtg_op_shape shape, unsigned *least, unsigned *most)
+{
+  switch (shape) {
+  case WTG_SHAPE_RANGE: *least = *most = 2; break;
+  case WTG_SHAPE_SIZE: *least = *most = 1; break;
+  case WTG_SHAPE_IOV: *least = 3; *most = 1 + WTG_IOV_MAX; break;
+  default: *least = *most = 0; break;
+  }
+}
+
+static const char *
+wtg_shape_wants (enum wtg_op_shape shape)
+{
+  return shape == WTG_SHAPE_RANGE ? "an offset and a length"
+    : shape == WTG_SHAPE_IOV ? "an offset and 2 to 4 lengths" : "a size";
+}
+
+/* The arguments after the op's name: an optional flag, then its numbers
+ * (the first an offset or size, the others lengths, each at least 1 and
+ * all of them together within the size limit). */
 static int
 wtg_parse_args (struct wtg_lex *x, const struct wtg_op_limits *lim, struct wtg_op *op,
                 unsigned *column, char *err, size_t errlen)
 {
   char letter = wtg_op_flag_letter (op->kind);
   enum wtg_op_shape shape = wtg_op_shape (op->kind);
-  unsigned want = shape == WTG_SHAPE_RANGE ? 2 : shape == WTG_SHAPE_SIZE ? 1 : 0;
-  unsigned got = 0;
-  uint64_t v[2] = { 0, 0 };
-  unsigned len_column = 0;
-  if (op->kind == WTG_OK_COPY_RANGE && wtg_parse_source (x, lim, op, column, err, errlen) < 0)
+  unsigned least, most, got = 0;
+  wtg_shape_arity (shape, &least, &most);
+  uint64_t v[1 + WTG_IOV_MAX] = { 0 }, lengths = 0;
+  if (wtg_op_has_source (op->kind) && wtg_parse_source (x, lim, op, column, err, errlen) < 0)
     return -1;
   while (wtg_lex_next (x)) {
     if (x->tok[0] == '-' && x->toklen == 2 && !got && letter && x->tok[1] == letter) {
       op->flags |= wtg_op_flag_bit (letter);
       continue;
     }
-    if (got == want)
+    if (got == most)
       WTG_PARSE_FAIL (x, "unexpected '%.*s' after %s's %u argument%s", (int) x->toklen,
-                      x->tok, wtg_op_name (op->kind), want, want == 1 ? "" : "s");
+                      x->tok, wtg_op_name (op->kind), most, most == 1 ? "" : "s");
     if (x->tok[0] == '-' && x->toklen == 2 && x->tok[1] >= 'a' && x->tok[1] <= 'z')
       WTG_PARSE_FAIL (x, "%s takes no flag '%.*s'", wtg_op_name (op->kind), (int) x->toklen,
                       x->tok);
     const char *why = wtg_tok_number (x, &v[got]);
     if (why)
       WTG_PARSE_FAIL (x, "%s: '%.*s'", why, (int) x->toklen, x->tok);
-    len_column = wtg_lex_column (x);
-    if (shape == WTG_SHAPE_RANGE && got == 1 && v[1] == 0)
+    if (got > 0 && shape != WTG_SHAPE_SIZE && v[got] == 0)
       WTG_PARSE_FAIL (x, "a length of 0");
-    if (v[got] > lim->size_limit || (got == 1 && v[0] + v[1] > lim->size_limit)
-        || (got == 1 && op->src_off + v[1] > lim->size_limit))
+    lengths += got > 0 ? v[got] : 0;     /* each below 2^63: no wrap in 4 */
+    if (v[got] > lim->size_limit || lengths > lim->size_limit - v[0]
+        || (got > 0 && op->src_off + lengths > lim->size_limit))
       WTG_PARSE_FAIL (x, "past the size limit (%" PRIu64 " bytes, --size)", lim->size_limit);
     got++;
   }
-  if (got < want) {
+  if (got < least) {
     *column = (unsigned) (x->p - x->line) + 1;
-    snprintf (err, errlen, "%s needs %s", wtg_op_name (op->kind),
-              shape == WTG_SHAPE_RANGE ? "an offset and a length" : "a size");
+    snprintf (err, errlen, "%s needs %s", wtg_op_name (op->kind), wtg_shape_wants (shape));
     return -1;
   }
-  (void) len_column;
   op->off = v[0];
-  op->len = v[1];
+  op->len = lengths;
+  if (shape == WTG_SHAPE_IOV) {
+    op->niov = got - 1;
+    memcpy (op->iov, v + 1, op->niov * sizeof *op->iov);
+  }
   return 0;
 }
 
@@ -326,6 +374,7 @@ wtg_ops_parse_text (const char *text, const struct wtg_op_limits *lim,
 }
 
 #define WTG_MWRITE_EOF_WEIGHT 2u
+#define WTG_DWRITE_SEQ_WEIGHT 2u
 
 void
 wtg_op_default_weights (uint32_t *weights)
@@ -333,12 +382,14 @@ wtg_op_default_weights (uint32_t *weights)
   for (uint32_t k = 0; k < WTG_OK_COUNT; k++)
     weights[k] = wtg_op_infos[k].weight;
   weights[WTG_W_MWRITE_EOF] = WTG_MWRITE_EOF_WEIGHT;
+  weights[WTG_W_DWRITE_SEQ] = WTG_DWRITE_SEQ_WEIGHT;
 }
 
 static const char *
 wtg_weight_name (uint32_t w)
 {
-  return w == WTG_W_MWRITE_EOF ? "mwrite_eof" : wtg_op_infos[w].name;
+  return w == WTG_W_MWRITE_EOF ? "mwrite_eof" : w == WTG_W_DWRITE_SEQ ? "dwrite_seq"
+    : wtg_op_infos[w].name;
 }
 
 int
@@ -395,8 +446,12 @@ struct wtg_gen {
   const struct wtg_op_gen_params *p;
   uint64_t *size;
   uint64_t *last_off, *last_end;
+  uint64_t *dpos;               /* each O_DIRECT descriptor's position (dwrite -s) */
   uint32_t last_file;
   uint64_t total_weight;
+  struct wtg_op share;          /* the last reflink: a dedupe's likely equal ranges */
+  bool have_share;
+  uint32_t dedupe_in;           /* a dedupe of share comes in this many ops (0: none) */
 };
 
 static uint64_t
@@ -473,7 +528,7 @@ wtg_gen_new_size (const struct wtg_op *op, uint64_t size)
   bool keep = op->flags & WTG_OPF_KEEP_SIZE;
   uint64_t end = op->off + op->len;
   switch (op->kind) {
-  case WTG_OK_PWRITE: case WTG_OK_WRITE: case WTG_OK_DWRITE:
+  case WTG_OK_PWRITE: case WTG_OK_WRITE: case WTG_OK_DWRITE: case WTG_OK_PWRITEV:
     return end > size ? end : size;
   case WTG_OK_FALLOC: case WTG_OK_FZERO:
     return !keep && end > size ? end : size;
@@ -511,6 +566,114 @@ wtg_gen_copy (struct wtg_gen *g, struct wtg_op *op, uint32_t fi)
   copied = copied < op->len ? copied : op->len;
   if (op->off + copied > g->size[fi])
     g->size[fi] = op->off + copied;
+}
+
+/* A file holding data, to be a reflink's or dedupe's source: a random
+ * one, or the first non-empty after it. */
+static uint32_t
+wtg_gen_source_file (struct wtg_gen *g)
+{
+  uint32_t n = g->p->files, first = (uint32_t) wtg_gen_below (g, n);
+  for (uint32_t i = 0; i < n; i++)
+    if (g->size[(first + i) % n])
+      return (first + i) % n;
+  return first;
+}
+
+/* reflink (FICLONERANGE): page-aligned offsets (a page is a multiple of
+ * the block size), a whole number of pages inside the source, or a range
+ * that ends at the source's EOF linked at or past the destination's EOF
+ * (the kernel refuses a partial block in the middle of a file). Within
+ * one file the ranges do not overlap. An empty source gives an op the
+ * kernel refuses (EINVAL) and that changes nothing. */
+static void
+wtg_gen_reflink (struct wtg_gen *g, struct wtg_op *op, uint32_t fi)
+{
+  uint64_t page = g->p->page, limit = g->p->size_limit;
+  uint32_t src = wtg_gen_source_file (g);
+  uint64_t ssize = g->size[src], pages = ssize / page;
+  bool to_eof = ssize % page && (!pages || !wtg_gen_below (g, 3));
+  op->src_file = src + 1;
+  if (to_eof) {
+    op->src_off = page * wtg_gen_below (g, pages + 1);
+    op->len = ssize - op->src_off;
+  } else if (pages) {
+    op->src_off = page * wtg_gen_below (g, pages);
+    uint64_t most = pages - op->src_off / page;
+    op->len = page * (1 + wtg_gen_below (g, most < 4 ? most : 4));
+  } else {
+    op->src_off = 0;
+    op->len = page;
+  }
+  uint64_t dsize = g->size[fi], span = wtg_round_up (op->len, page);
+  if (to_eof)                   /* at or past the destination's EOF */
+    op->off = wtg_round_up (dsize > op->len ? dsize - op->len : 0, page)
+      + page * wtg_gen_below (g, 2);
+  else
+    op->off = wtg_gen_offset (g, fi) / page * page;
+  if (src == fi && op->off < op->src_off + span && op->src_off < op->off + span)
+    op->off = wtg_round_up (op->src_off + span, page);    /* past the source */
+  if (op->off + op->len > limit)
+    op->off = (limit - op->len) / page * page;
+  bool ok = ssize && op->src_off + op->len <= ssize
+    && (op->len % page == 0 || op->off + op->len >= dsize)
+    && !(src == fi && op->off < op->src_off + span && op->src_off < op->off + span);
+  if (!ok)                      /* the kernel will refuse it: no change */
+    return;
+  g->share = *op;
+  g->have_share = true;
+  /* half the time, a dedupe of its ranges soon (unless dedupe's weight is 0) */
+  if (g->p->weights[WTG_OK_DEDUPE] && wtg_gen_below (g, 2))
+    g->dedupe_in = 1 + (uint32_t) wtg_gen_below (g, 2);
+  if (op->off + op->len > dsize)
+    g->size[fi] = op->off + op->len;
+}
+
+/* dedupe (FIDEDUPERANGE): 3 times in 4 the ranges the last reflink shared
+ * (still equal unless an op changed one since), else two random page-
+ * aligned ranges inside the files (most often differing: the kernel
+ * then shares nothing and says so). Both ranges must lie below EOF; a
+ * length that is not a whole number of blocks is shortened by the kernel. */
+static void
+wtg_gen_dedupe (struct wtg_gen *g, struct wtg_op *op, uint32_t fi, bool asked)
+{
+  uint64_t page = g->p->page;
+  if (g->have_share && (asked || wtg_gen_below (g, 4))) {
+    op->file = g->share.file;
+    op->src_file = g->share.src_file;
+    op->src_off = g->share.src_off;
+    op->off = g->share.off;
+    op->len = g->share.len;
+    return;
+  }
+  uint32_t src = wtg_gen_source_file (g);
+  uint64_t spages = g->size[src] / page, dpages = g->size[fi] / page;
+  op->src_file = src + 1;
+  op->src_off = page * wtg_gen_below (g, spages);
+  op->off = page * wtg_gen_below (g, dpages);
+  op->len = page * (1 + wtg_gen_below (g, 2));
+  uint64_t room = g->p->size_limit - (op->off > op->src_off ? op->off : op->src_off);
+  if (op->len > room)
+    op->len = room;
+}
+
+/* pwritev: 2 to 4 iovecs of unequal, random lengths summing to LEN. */
+static void
+wtg_gen_iov (struct wtg_gen *g, struct wtg_op *op)
+{
+  op->niov = 2 + (uint32_t) wtg_gen_below (g, WTG_IOV_MAX - 1);
+  if (op->len < op->niov) {
+    op->len = op->niov;
+    if (op->off + op->len > g->p->size_limit)
+      op->off = g->p->size_limit - op->len;
+  }
+  uint64_t left = op->len;
+  for (uint32_t i = 0; i + 1 < op->niov; i++) {
+    uint32_t after = op->niov - 1 - i;     /* iovecs still to come, a byte each at least */
+    op->iov[i] = 1 + wtg_gen_below (g, left - after);
+    left -= op->iov[i];
+  }
+  op->iov[op->niov - 1] = left;
 }
 
 static void
@@ -562,8 +725,13 @@ wtg_gen_range (struct wtg_gen *g, struct wtg_op *op, uint32_t fi)
     op->len = wtg_round_up (op->len, page);
     if (op->len > limit / 2)
       op->len = page;
+    /* -s: mostly on from where the descriptor's last write left it */
+    if ((op->flags & WTG_OPF_SEQUENTIAL) && wtg_gen_below (g, 4))
+      op->off = g->dpos[fi];
     if (op->off + op->len > limit)
       op->off = limit / page * page - op->len;
+    if (op->flags & WTG_OPF_SEQUENTIAL)
+      g->dpos[fi] = op->off + op->len;
   }
   bool past_eof = op->flags & WTG_OPF_PAST_EOF;
   if (op->kind == WTG_OK_FCOLLAPSE || op->kind == WTG_OK_FINSERT) {
@@ -581,6 +749,8 @@ wtg_gen_range (struct wtg_gen *g, struct wtg_op *op, uint32_t fi)
     op->off = wtg_gen_below (g, g->size[fi]);
   if (op->len > limit - op->off)
     op->len = limit - op->off;
+  if (op->kind == WTG_OK_PWRITEV)
+    wtg_gen_iov (g, op);
 }
 
 static void
@@ -591,21 +761,32 @@ wtg_gen_one (struct wtg_gen *g, struct wtg_op *op)
   memset (op, 0, sizeof *op);
   op->file = fi + 1;
   uint32_t slot = wtg_gen_slot (g);
-  op->kind = slot == WTG_W_MWRITE_EOF ? WTG_OK_MWRITE : slot;
+  bool asked = g->dedupe_in && --g->dedupe_in == 0;
+  if (asked)
+    slot = WTG_OK_DEDUPE;       /* the one a reflink asked for: its ranges */
+  op->kind = slot == WTG_W_MWRITE_EOF ? WTG_OK_MWRITE
+    : slot == WTG_W_DWRITE_SEQ ? WTG_OK_DWRITE : slot;
   if (slot == WTG_W_MWRITE_EOF)
     op->flags = WTG_OPF_PAST_EOF;
+  if (slot == WTG_W_DWRITE_SEQ)
+    op->flags = WTG_OPF_SEQUENTIAL;
   /* a mapped write needs a byte of the file to land in */
   if (op->kind == WTG_OK_MWRITE && g->size[fi] == 0)
     op->kind = WTG_OK_PWRITE, op->flags = 0;
   char letter = wtg_op_flag_letter (op->kind);
-  if (letter && letter != 'e' && wtg_gen_below (g, 2))
+  if ((letter == 'k' || letter == 'a') && wtg_gen_below (g, 2))
     op->flags = wtg_op_flag_bit (letter);
   if (op->kind == WTG_OK_TRUNCATE)
     wtg_gen_truncate (g, op, fi);
   else if (op->kind == WTG_OK_COPY_RANGE)
     wtg_gen_copy (g, op, fi);
-  else if (wtg_op_shape (op->kind) == WTG_SHAPE_RANGE)
+  else if (op->kind == WTG_OK_REFLINK)
+    wtg_gen_reflink (g, op, fi);
+  else if (op->kind == WTG_OK_DEDUPE)
+    wtg_gen_dedupe (g, op, fi, asked);
+  else if (wtg_op_shape (op->kind) != WTG_SHAPE_NONE)
     wtg_gen_range (g, op, fi);
+  fi = op->file - 1;            /* a dedupe may take the last reflink's file */
   g->size[fi] = wtg_gen_new_size (op, g->size[fi]);
   if (wtg_op_shape (op->kind) != WTG_SHAPE_NONE) {
     g->last_off[fi] = op->off;
@@ -624,9 +805,10 @@ wtg_ops_generate (struct wtg_rng *rng, const struct wtg_op_gen_params *p, uint64
   g.size = calloc (p->files, sizeof *g.size);
   g.last_off = calloc (p->files, sizeof *g.last_off);
   g.last_end = calloc (p->files, sizeof *g.last_end);
+  g.dpos = calloc (p->files, sizeof *g.dpos);
   struct wtg_op *list = malloc ((n ? n : 1) * sizeof *list);
   int rc = 0;
-  if (!g.size || !g.last_off || !g.last_end || !list || !g.total_weight
+  if (!g.size || !g.last_off || !g.last_end || !g.dpos || !list || !g.total_weight
       || p->size_limit < 4 * p->page) {
     free (list);
     list = NULL;
@@ -637,6 +819,7 @@ wtg_ops_generate (struct wtg_rng *rng, const struct wtg_op_gen_params *p, uint64
   free (g.size);
   free (g.last_off);
   free (g.last_end);
+  free (g.dpos);
   *ops = list;
   return rc;
 }

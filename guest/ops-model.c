@@ -74,7 +74,7 @@ wtg_op_fits (const struct wtg_op *op, uint64_t size, uint64_t size_limit)
   if (op->kind == WTG_OK_FINSERT && op->off < size)
     return size <= size_limit && op->len <= size_limit - size;
   switch (wtg_op_shape (op->kind)) {
-  case WTG_SHAPE_RANGE:
+  case WTG_SHAPE_RANGE: case WTG_SHAPE_IOV:
     return op->off <= size_limit && op->len <= size_limit - op->off
       && op->src_off <= size_limit && op->len <= size_limit - op->src_off;
   case WTG_SHAPE_SIZE: return op->off <= size_limit;
@@ -122,6 +122,7 @@ wtg_op_apply (struct wtg_file_model *m, const struct wtg_op *op,
     return 0;                   /* nothing copied: the file stays as it is */
   switch (op->kind) {
   case WTG_OK_PWRITE: case WTG_OK_WRITE: case WTG_OK_DWRITE: case WTG_OK_COPY_RANGE:
+  case WTG_OK_PWRITEV: case WTG_OK_REFLINK:
     wtg_grow (m, end, number);
     memcpy (m->image + op->off, data, op->len);
     wtg_mark_sectors (m, op->off, end, number);
@@ -158,7 +159,7 @@ wtg_op_apply (struct wtg_file_model *m, const struct wtg_op *op,
     return wtg_collapse (m, op->off, op->len, number);
   case WTG_OK_FINSERT:
     return wtg_insert (m, op->off, op->len, number);
-  default:
+  default:                      /* syncs, cache drops, dedupe: no byte changes */
     return 0;
   }
 }

@@ -29,20 +29,32 @@ enum wtg_op_kind {
   WTG_OK_FCOLLAPSE,             /* COLLAPSE_RANGE: the range leaves the file */
   WTG_OK_FINSERT,               /* INSERT_RANGE: a hole of LEN opens at OFF */
   WTG_OK_COPY_RANGE,            /* copy_file_range from src_file at src_off */
+  WTG_OK_PWRITEV,               /* buffered pwritev(2) of 2 to 4 iovecs */
+  WTG_OK_REFLINK,               /* ioctl FICLONERANGE from src_file at src_off */
+  WTG_OK_DEDUPE,                /* ioctl FIDEDUPERANGE against src_file at src_off */
+  WTG_OK_SYNCFS,                /* syncfs(2) */
+  WTG_OK_DROP_CACHES,           /* sync(2), then "3" into /proc/sys/vm/drop_caches */
   WTG_OK_COUNT
 };
 
-/* Which arguments a kind's line has. */
-enum wtg_op_shape { WTG_SHAPE_RANGE, WTG_SHAPE_SIZE, WTG_SHAPE_NONE };
+/* Which arguments a kind's line has: OFF LEN; SIZE; none; OFF LEN1 LEN2
+ * [LEN3 [LEN4]] (pwritev's iovecs). A kind that reads another file
+ * (wtg_op_has_source) has "fS SRC" before its OFF LEN. */
+enum wtg_op_shape { WTG_SHAPE_RANGE, WTG_SHAPE_SIZE, WTG_SHAPE_NONE, WTG_SHAPE_IOV };
+
+#define WTG_IOV_MAX 4u
 
 #define WTG_OPF_KEEP_SIZE 1u     /* falloc -k, fzero -k */
 #define WTG_OPF_ASYNC 2u         /* msync -a */
 #define WTG_OPF_PAST_EOF 4u      /* mwrite -e: store past EOF in its page too */
+#define WTG_OPF_SEQUENTIAL 8u    /* dwrite -s: lseek(2) and write(2) on the O_DIRECT fd */
 
 /* --op-weights: one weight per kind, then mwrite_eof, the weight of mapped
- * writes that cross EOF with -e. */
+ * writes that cross EOF with -e, and dwrite_seq, of O_DIRECT writes at
+ * the file position (-s). */
 #define WTG_W_MWRITE_EOF WTG_OK_COUNT
-#define WTG_W_COUNT (WTG_OK_COUNT + 1)
+#define WTG_W_DWRITE_SEQ (WTG_OK_COUNT + 1)
+#define WTG_W_COUNT (WTG_OK_COUNT + 2)
 
 struct wtg_op {
   uint32_t kind;                /* enum wtg_op_kind */
@@ -50,14 +62,21 @@ struct wtg_op {
   uint32_t flags;               /* WTG_OPF_* */
   uint64_t off;                 /* truncate: the new size */
   uint64_t len;
-  uint32_t src_file;            /* copy_range: from this file (from 1) */
-  uint64_t src_off;             /* copy_range: at this offset */
+  uint32_t src_file;            /* copy_range, reflink, dedupe: from this file (from 1) */
+  uint64_t src_off;             /* copy_range, reflink, dedupe: at this offset */
+  uint32_t niov;                /* pwritev: iovecs, 2..WTG_IOV_MAX */
+  uint64_t iov[WTG_IOV_MAX];    /* pwritev: their lengths, summing to len */
 };
 
 const char *wtg_op_name (uint32_t kind);
 enum wtg_op_shape wtg_op_shape (uint32_t kind);
-/* The flag letter a kind takes ('k', 'a'), or 0. */
+/* The flag letter a kind takes ('k', 'a', 'e', 's'), or 0. */
 char wtg_op_flag_letter (uint32_t kind);
+/* Whether a kind's line names a source file and offset (copy_range,
+ * reflink, dedupe). */
+bool wtg_op_has_source (uint32_t kind);
+/* Whether a kind stores bytes of its own (the writes). */
+bool wtg_op_writes_data (uint32_t kind);
 
 /* One line of ops.txt, without a newline: "f1 pwrite 0x2000 0x800". */
 void wtg_op_format (const struct wtg_op *op, char *out, size_t cap);
@@ -98,8 +117,10 @@ struct wtg_file_model {
 };
 
 /* What an op does to the model, when the call succeeded. data: the bytes
- * a write stores (len of them; for copy_range the source's bytes, op->len
- * being what the call copied); number: its op number for sector_op.
+ * a write stores (len of them; for copy_range and reflink the source's
+ * bytes, op->len being what the call copied; dedupe stores none: the
+ * kernel shares blocks only where the bytes are equal); number: its op
+ * number for sector_op.
  * page: the page size (a mapped write reaches the page holding EOF only).
  * Returns the bytes of the file the op stored or zeroed. The caller keeps
  * ops within cap (wtg_op_fits). */
@@ -125,5 +146,28 @@ struct wtg_op_gen_params {
 };
 int wtg_ops_generate (struct wtg_rng *rng, const struct wtg_op_gen_params *p,
                       uint64_t n, struct wtg_op **ops);
+
+/* How often op kinds meet on a page (guest/ops-meet.c): count[A][B] is
+ * how many ops of kind B touched a page whose last toucher was of kind A
+ * (once per op and A); chains, how many mwrites touched a page that saw,
+ * since its last write, an mwrite then a range op (write / mwrite / range
+ * op / mwrite, other ops between allowed). Only ops
+ * with a range touch pages (their own range, a copy's source, the pages a
+ * truncate, collapse or insert moves or cuts). */
+struct wtg_op_meet {
+  uint64_t page;
+  uint32_t files;
+  uint64_t pages;               /* per file: the size limit in pages */
+  uint8_t (*history)[2];        /* files x pages: the last kind + 1, the chain's stage */
+  uint64_t count[WTG_OK_COUNT][WTG_OK_COUNT];
+  uint64_t chains;
+};
+int wtg_op_meet_init (struct wtg_op_meet *mt, uint32_t files, uint64_t size_limit,
+                      uint64_t page);
+void wtg_op_meet_free (struct wtg_op_meet *mt);
+/* op ran (not refused, not skipped) on its file, of old_size before and
+ * new_size after. */
+void wtg_op_meet_note (struct wtg_op_meet *mt, const struct wtg_op *op, uint64_t old_size,
+                       uint64_t new_size);
 
 #endif

@@ -21,8 +21,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "guest.h"
@@ -42,6 +46,7 @@ struct wtg_ops {
   struct wtg_ops_file *files;
   uint32_t nfiles;
   uint64_t page;
+  uint64_t block;               /* the file system's block size (statvfs) */
   unsigned char *data;          /* page-aligned: a write's bytes */
   unsigned char *back;          /* page-aligned: bytes read back */
   uint64_t executed[WTG_OK_COUNT];
@@ -53,6 +58,10 @@ struct wtg_ops {
   uint64_t short_copies;        /* copy_range that copied less than asked */
   uint64_t beyond_eof_bytes;    /* mapped bytes stored past EOF */
   uint64_t past_eof_mwrites;    /* mwrite -e that stored past EOF */
+  uint64_t sequential_dwrites;  /* dwrite -s that ran */
+  bool dedupe_differed;         /* the last dedupe: the kernel found other bytes */
+  uint64_t dedupes_differing;   /* dedupes the kernel found differing */
+  struct wtg_op_meet meet;      /* how often op kinds met on a page */
 };
 
 /* The manifest's op kind of each op, for the op table. */
@@ -68,15 +77,26 @@ wtg_ops_manifest_kind (uint32_t kind)
     [WTG_OK_FSYNC] = WTMF_OP_FSYNC, [WTG_OK_FDATASYNC] = WTMF_OP_FDATASYNC,
     [WTG_OK_SYNC_RANGE] = WTMF_OP_SYNC_RANGE, [WTG_OK_FADVISE] = WTMF_OP_FADVISE,
     [WTG_OK_FCOLLAPSE] = WTMF_OP_COLLAPSE, [WTG_OK_FINSERT] = WTMF_OP_INSERT,
-    [WTG_OK_COPY_RANGE] = WTMF_OP_COPY,
+    [WTG_OK_COPY_RANGE] = WTMF_OP_COPY, [WTG_OK_PWRITEV] = WTMF_OP_PWRITE,
+    [WTG_OK_REFLINK] = WTMF_OP_CLONE, [WTG_OK_DEDUPE] = WTMF_OP_DEDUPE,
+    [WTG_OK_SYNCFS] = WTMF_OP_SYNCFS, [WTG_OK_DROP_CACHES] = WTMF_OP_DROP_CACHES,
   };
   return kinds[kind];
 }
 
+/* An error that means the file system (or the guest) does not do the op:
+ * refused, the model unchanged. reflink and dedupe also across mounts
+ * (EXDEV); drop_caches without /proc or root. */
 static bool
-wtg_ops_refusal (int err)
+wtg_ops_refusal (uint32_t kind, int err)
 {
-  return err == EOPNOTSUPP || err == EINVAL || err == ENOSYS;
+  if (err == EOPNOTSUPP || err == EINVAL || err == ENOSYS)
+    return true;
+  if (kind == WTG_OK_REFLINK || kind == WTG_OK_DEDUPE)
+    return err == EXDEV || err == ENOTTY;
+  if (kind == WTG_OK_DROP_CACHES)
+    return err == ENOENT || err == EACCES || err == EPERM || err == EROFS;
+  return false;
 }
 
 static void
@@ -128,6 +148,83 @@ wtg_ops_direct_fd (struct wtg_ops *o, struct wtg_ops_file *of)
   return wtg_fail (o->run, "open O_DIRECT: %s: %m", of->f->path);
 }
 
+/* lseek(2) to off, then write(2) at the file position until len bytes
+ * are written. 0 or the errno. */
+static int
+wtg_ops_write_at (int fd, const unsigned char *data, uint64_t off, uint64_t len)
+{
+  if (lseek (fd, (off_t) off, SEEK_SET) < 0)
+    return errno;
+  for (size_t done = 0; done < len; ) {
+    ssize_t n = write (fd, data + done, len - done);
+    if (n < 0 && errno != EINTR)
+      return errno;
+    done += n > 0 ? (size_t) n : 0;
+  }
+  return 0;
+}
+
+/* pwritev(2) of the op's iovecs, each over its part of the bytes; a
+ * short write goes on with pwrite(2) from where it stopped. */
+static int
+wtg_ops_pwritev (struct wtg_ops *o, int fd, const struct wtg_op *op)
+{
+  struct iovec iov[WTG_IOV_MAX];
+  uint64_t at = 0;
+  for (uint32_t i = 0; i < op->niov; i++) {
+    iov[i] = (struct iovec) { .iov_base = o->data + at, .iov_len = op->iov[i] };
+    at += op->iov[i];
+  }
+  ssize_t n;
+  do
+    n = pwritev (fd, iov, (int) op->niov, (off_t) op->off);
+  while (n < 0 && errno == EINTR);
+  if (n < 0)
+    return errno;
+  if ((uint64_t) n < op->len
+      && wt_pwrite_full (fd, o->data + n, op->len - (uint64_t) n, (off_t) (op->off + (uint64_t) n)) < 0)
+    return errno;
+  return 0;
+}
+
+/* FIDEDUPERANGE of one destination range: 0 when the kernel ran it
+ * (o->dedupe_differed when it found the bytes differing), or the errno
+ * of the call or of the destination's status. */
+static int
+wtg_ops_dedupe (struct wtg_ops *o, int fd, const struct wtg_op *op)
+{
+  struct {
+    struct file_dedupe_range r;
+    struct file_dedupe_range_info info;
+  } d;
+  memset (&d, 0, sizeof d);
+  d.r.src_offset = op->src_off;
+  d.r.src_length = op->len;
+  d.r.dest_count = 1;
+  d.info.dest_fd = fd;
+  d.info.dest_offset = op->off;
+  o->dedupe_differed = false;
+  if (ioctl (o->files[op->src_file - 1].f->fd, FIDEDUPERANGE, &d) < 0)
+    return errno;
+  if (d.info.status < 0)
+    return -d.info.status;
+  o->dedupe_differed = d.info.status == FILE_DEDUPE_RANGE_DIFFERS;
+  return 0;
+}
+
+/* sync(2), then every clean page, dentry and inode dropped. */
+static int
+wtg_ops_drop_caches (void)
+{
+  sync ();
+  int fd = open ("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
+  if (fd < 0)
+    return errno;
+  int err = write (fd, "3", 1) == 1 ? 0 : errno;
+  close (fd);
+  return err;
+}
+
 /* The system call(s) of one op. Returns 0 (done), or the errno it failed
  * with; -1 after wtg_fail (the workload's own failure). *applied: the call
  * changed the file as the model says (false for a no-op such as msync with
@@ -140,22 +237,17 @@ wtg_ops_call (struct wtg_ops *o, struct wtg_ops_file *of, const struct wtg_op *o
   switch (op->kind) {
   case WTG_OK_PWRITE:
     return wt_pwrite_full (fd, o->data, op->len, (off_t) op->off) < 0 ? errno : 0;
-  case WTG_OK_WRITE: {
-    if (lseek (fd, (off_t) op->off, SEEK_SET) < 0)
-      return errno;
-    for (size_t done = 0; done < op->len; ) {
-      ssize_t n = write (fd, o->data + done, op->len - done);
-      if (n < 0 && errno != EINTR)
-        return errno;
-      done += n > 0 ? (size_t) n : 0;
-    }
-    return 0;
-  }
+  case WTG_OK_WRITE:
+    return wtg_ops_write_at (fd, o->data, op->off, op->len);
+  case WTG_OK_PWRITEV:
+    return wtg_ops_pwritev (o, fd, op);
   case WTG_OK_DWRITE:
     if (wtg_ops_direct_fd (o, of) < 0)
       return -1;
     if (of->dfd < 0)
       return EINVAL;
+    if (op->flags & WTG_OPF_SEQUENTIAL)
+      return wtg_ops_write_at (of->dfd, o->data, op->off, op->len);
     return wt_pwrite_full (of->dfd, o->data, op->len, (off_t) op->off) < 0 ? errno : 0;
   case WTG_OK_MWRITE: {
     bool past_eof = op->flags & WTG_OPF_PAST_EOF;
@@ -216,6 +308,19 @@ wtg_ops_call (struct wtg_ops *o, struct wtg_ops_file *of, const struct wtg_op *o
     }
     return 0;
   }
+  case WTG_OK_REFLINK: {
+    struct file_clone_range r = {
+      .src_fd = o->files[op->src_file - 1].f->fd, .src_offset = op->src_off,
+      .src_length = op->len, .dest_offset = op->off,
+    };
+    return ioctl (fd, FICLONERANGE, &r) < 0 ? errno : 0;
+  }
+  case WTG_OK_DEDUPE:
+    return wtg_ops_dedupe (o, fd, op);
+  case WTG_OK_SYNCFS:
+    return syncfs (fd) < 0 ? errno : 0;
+  case WTG_OK_DROP_CACHES:
+    return wtg_ops_drop_caches ();
   case WTG_OK_FSYNC:
     return fsync (fd) < 0 ? errno : 0;
   case WTG_OK_FDATASYNC:
@@ -298,6 +403,43 @@ wtg_ops_verify (struct wtg_ops *o, struct wtg_ops_file *of, const struct wtg_op 
   return 0;
 }
 
+/* The bytes a dedupe compares, as the kernel's generic_remap_checks
+ * counts them: the length cut to the source's EOF; when both ranges end at
+ * their files' EOFs, all of it, else whole blocks only. */
+static uint64_t
+wtg_ops_dedupe_compared (const struct wtg_ops *o, const struct wtg_op *op,
+                         const struct wtg_file_model *src, const struct wtg_file_model *dst)
+{
+  if (op->src_off >= src->size)
+    return 0;
+  uint64_t len = op->len;
+  if (len > src->size - op->src_off)
+    len = src->size - op->src_off;
+  if (op->src_off + len == src->size && op->off + len == dst->size)
+    return len;
+  return len / o->block * o->block;
+}
+
+/* A dedupe the kernel ran: when it found the ranges differing although
+ * the model holds the same bytes over what the kernel compares, the page
+ * cache holds other bytes than the model: a surprise. Differing bytes in
+ * the model are the ordinary case, counted. */
+static int
+wtg_ops_dedupe_differs (struct wtg_ops *o, const struct wtg_op *op, uint64_t n)
+{
+  if (!o->dedupe_differed)
+    return 0;
+  o->dedupes_differing++;
+  const struct wtg_file_model *src = &o->files[op->src_file - 1].m;
+  const struct wtg_file_model *dst = &o->files[op->file - 1].m;
+  uint64_t len = wtg_ops_dedupe_compared (o, op, src, dst);
+  if (len && op->src_off + len <= src->size && op->off + len <= dst->size
+      && memcmp (src->image + op->src_off, dst->image + op->off, len) == 0)
+    wtg_ops_surprise (o, n, "dedupe found f%" PRIu32 " and f%" PRIu32
+                      " differing where the model holds the same bytes", op->src_file, op->file);
+  return 0;
+}
+
 static int
 wtg_ops_one (struct wtg_ops *o, const struct wtg_op *op, uint64_t n)
 {
@@ -306,13 +448,13 @@ wtg_ops_one (struct wtg_ops *o, const struct wtg_op *op, uint64_t n)
   char line[128];
   wtg_op_format (op, line, sizeof line);
   wtg_mark (run, "op %" PRIu64 " %s", n, line);
-  if (wtg_op_shape (op->kind) == WTG_SHAPE_RANGE && op->kind <= WTG_OK_MWRITE)
+  if (wtg_op_writes_data (op->kind))
     wtg_fill_keyed (o->data, op->off, op->len, wtg_content_key (run->opt->seed, of->f->id, n));
-  if (op->kind == WTG_OK_COPY_RANGE) {
-    /* the source's bytes as the model has them before the copy */
+  if (op->kind == WTG_OK_COPY_RANGE || op->kind == WTG_OK_REFLINK) {
+    /* the source's bytes as the model has them before the copy (zeros
+     * past its EOF: the image holds the size limit) */
     const struct wtg_file_model *src = &o->files[op->src_file - 1].m;
-    uint64_t avail = op->src_off < src->size ? src->size - op->src_off : 0;
-    memcpy (o->data, src->image + op->src_off, avail < op->len ? avail : op->len);
+    memcpy (o->data, src->image + op->src_off, op->len);
   }
   /* a mapped write's entry: the bytes it stores in the file */
   uint64_t table_len = op->kind == WTG_OK_MWRITE
@@ -327,17 +469,21 @@ wtg_ops_one (struct wtg_ops *o, const struct wtg_op *op, uint64_t n)
   int err = wtg_ops_call (o, of, op);
   if (err < 0)
     return -1;
-  if (err && wtg_ops_refusal (err)) {
+  if (err && wtg_ops_refusal (op->kind, err)) {
     o->refused[op->kind]++;
     wtg_mark (run, "refused op %" PRIu64 ": %s", n, strerror (err));
     return 0;
   }
   o->executed[op->kind]++;
+  o->sequential_dwrites += op->kind == WTG_OK_DWRITE && (op->flags & WTG_OPF_SEQUENTIAL);
+  if (op->kind == WTG_OK_DEDUPE && !err && wtg_ops_dedupe_differs (o, op, n) < 0)
+    return -1;
   uint64_t old_size = of->m.size;
   struct wtg_op done = *op;
   if (op->kind == WTG_OK_COPY_RANGE)
     done.len = wtg_ops_copy_expect (o, op, &err, n);
   wtg_op_apply (&of->m, &done, o->data, number, o->page);
+  wtg_op_meet_note (&o->meet, &done, old_size, of->m.size);
   of->f->size = of->m.size;
   if (err) {
     wtg_ops_surprise (o, n, "%s failed: %s", wtg_op_name (op->kind), strerror (err));
@@ -429,7 +575,29 @@ wtg_ops_files (struct wtg_ops *o)
   /* adding a file moves the model's table: point at it once it is whole */
   for (uint32_t i = 0; i < o->nfiles; i++)
     o->files[i].f = &run->model.files[i];
+  struct statvfs vfs;
+  o->block = o->page;
+  if (o->nfiles && fstatvfs (o->files[0].f->fd, &vfs) == 0 && vfs.f_bsize)
+    o->block = vfs.f_bsize;
   return 0;
+}
+
+/* RESULT pairs_A=B:N,... for each kind A whose pages a later op met
+ * (doc/ops.md "How ops meet"), and chains_wmrm. */
+static void
+wtg_ops_result_pairs (struct wtg_ops *o)
+{
+  for (uint32_t a = 0; a < WTG_OK_COUNT; a++) {
+    char line[1024] = "";
+    size_t used = 0;
+    for (uint32_t b = 0; b < WTG_OK_COUNT && used < sizeof line; b++)
+      if (o->meet.count[a][b])
+        used += (size_t) snprintf (line + used, sizeof line - used, "%s%s:%" PRIu64,
+                                   used ? "," : "", wtg_op_name (b), o->meet.count[a][b]);
+    if (used)
+      wtg_extra (o->run, "pairs_%s=%s", wtg_op_name (a), line);
+  }
+  wtg_extra (o->run, "chains_wmrm=%" PRIu64, o->meet.chains);
 }
 
 static void
@@ -445,6 +613,9 @@ wtg_ops_result (struct wtg_ops *o, uint64_t nops)
   for (uint32_t k = 0; k < WTG_OK_COUNT; k++)
     if (o->refused[k])
       wtg_extra (o->run, "refused_%s=%" PRIu64, wtg_op_name (k), o->refused[k]);
+  wtg_ops_result_pairs (o);
+  wtg_extra (o->run, "dwrites_sequential=%" PRIu64, o->sequential_dwrites);
+  wtg_extra (o->run, "dedupes_differing=%" PRIu64, o->dedupes_differing);
   wtg_extra (o->run, "ops_skipped=%" PRIu64, o->skipped);
   wtg_extra (o->run, "short_copies=%" PRIu64, o->short_copies);
   wtg_extra (o->run, "surprises=%" PRIu64, o->surprises);
@@ -489,6 +660,8 @@ wtg_ops (struct wtg_run *run)
     return wtg_fail (run, "malloc: ops buffers: out of memory");
   }
   int rc = wtg_ops_files (&o);
+  if (rc == 0 && wtg_op_meet_init (&o.meet, opt->files, opt->size, o.page) < 0)
+    rc = wtg_fail (run, "malloc: ops page history: out of memory");
   if (rc == 0)
     wtg_mark (run, "phase ops %" PRIu64, nops);
   for (uint64_t i = 0; rc == 0 && i < nops; i++)
@@ -497,6 +670,7 @@ wtg_ops (struct wtg_run *run)
     wtg_mark (run, "phase ops done");
   wtg_ops_close (&o);
   wtg_ops_result (&o, nops);
+  wtg_op_meet_free (&o.meet);
   free (ops);
   free (o.data);
   free (o.back);

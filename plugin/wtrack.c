@@ -1,6 +1,10 @@
 /* nbdkit-wtrack-plugin: serves a disk image (and a channel image) and records
  * every request in writes.wtlog, so lost writes can be found afterwards.
- * See nbdkit-wtrack-plugin.pod and doc/formats.md. */
+ * See nbdkit-wtrack-plugin.pod and doc/formats.md.
+ * This file is the plugin: its struct, its configuration, its lifecycle
+ * (get_ready, the threads, unload) and its connections (open, close, what
+ * each export can do).  The requests are served in request.c, the log as
+ * the disk's store is store.c, and the log itself log.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -16,13 +20,13 @@
 #include <nbdkit-plugin.h>
 
 #include "crc32c.h"
+#include "export.h"
 #include "faults.h"
-#include "fileio.h"
-#include "image-apply.h"
-#include "index.h"
 #include "log.h"
 #include "rangelock.h"
+#include "request.h"
 #include "sector-hash.h"
+#include "store.h"
 #include "wtlog.h"
 
 #define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL
@@ -31,21 +35,6 @@
 #define WTP_VERSION "0.1"
 #endif
 
-/* Hash arrays up to this many sectors (256 KiB of request) live on the
- * stack: no allocation on the hot path of ordinary requests. */
-#define WTP_STACK_HASHES 512
-#define WTP_ZERO_CHUNK (1u << 20)
-
-struct wtp_export {
-  const char *what;             /* "disk" or "channel", for messages */
-  char *path;
-  int fd;
-  bool writable;
-  uint64_t size;
-  uint64_t log_id;              /* the OPEN record's offset field */
-  uint16_t write_type;          /* WTLOG_WRITE or WTLOG_CHANNEL */
-  struct wtp_range_lock ranges;
-};
 
 static struct wtp_export wtp_disk = {
   .what = "disk", .fd = -1, .log_id = WTLOG_EXPORT_DISK,
@@ -62,48 +51,7 @@ static bool wtp_data;
 static bool wtp_stage = true;           /* stage=on (the default) */
 static int64_t wtp_channel_size = -1;   /* -1: the channel file's own size */
 static bool wtp_ready;                  /* the log exists */
-/* stage=on without faults: the log is the store.  The disk's writes go only
- * into the log, with their bytes, and the index says where each range's
- * bytes are; the image keeps its content from the start until the unload
- * applies the log.  With data=off the unload then strips the bytes from the
- * log, which ends as a hashes-only log. */
-static bool wtp_store_mode;
-static struct wtp_index wtp_index;  /* with the log as the store */
 static uint32_t wtp_last_conn;
-
-static const char wtp_zeroes[WTP_ZERO_CHUNK];
-
-/* Whether the log is e's store (only the disk's: the channel, small and read
- * by the host after the run, is written through to its file). */
-static bool
-wtp_is_store (const struct wtp_export *e)
-{
-  return e == &wtp_disk && wtp_store_mode;
-}
-
-/* WTLOG_F_DATA when writes carry their bytes in the log: with data=on, and
- * while the log is the disk's store (whatever data says: the strip at
- * unload takes them out again with data=off).  The channel's writes follow
- * the disk's, so that every record obeys the header's DATA flag. */
-static uint16_t
-wtp_data_flag (void)
-{
-  return wtp_data || wtp_store_mode ? WTLOG_F_DATA : 0;
-}
-
-struct wtp_handle {
-  struct wtp_export *exp;
-  uint32_t conn;
-};
-
-/* Fails the current request with err (also left in errno). */
-static int
-wtp_fail (int err)
-{
-  nbdkit_set_error (err);
-  errno = err;
-  return -1;
-}
 
 static int
 wtp_config_path (const char *key, const char *value, char **out, bool exists)
@@ -223,20 +171,6 @@ wtp_open_disk (void)
   return 0;
 }
 
-/* With faults the image must be able to differ from the log (a lie keeps
- * the old bytes while the log has the new ones): the image is then written
- * as the requests come, and the log only copies it. */
-static void
-wtp_choose_store_mode (void)
-{
-  wtp_store_mode = wtp_stage && wtp_disk.writable && !wtp_faults_any ();
-  nbdkit_debug ("disk: %s", wtp_store_mode
-                ? (wtp_data ? "the log is the store: the image is written at unload"
-                   : "the log is the store: the image is written at unload, "
-                     "then the payloads leave the log")
-                : "the image is written as requests come");
-}
-
 static int
 wtp_open_channel (void)
 {
@@ -274,11 +208,9 @@ wtp_get_ready (void)
     return -1;
   if (wtp_channel.path && wtp_open_channel () == -1)
     return -1;
-  wtp_choose_store_mode ();
-  if (wtp_store_mode && wtp_index_init (&wtp_index, wtp_disk.size) == -1) {
-    nbdkit_error ("malloc: index of %s: %m", wtp_disk.path);
+  wtp_store_choose (&wtp_disk, wtp_stage, wtp_data);
+  if (wtp_store_open () == -1)
     return -1;
-  }
   wtlog_header_init (&h, wtp_disk.size, wtp_channel.path ? wtp_channel.size : 0,
                      wtp_data || wtp_store_mode,
                      "nbdkit-wtrack-plugin " WTP_VERSION);
@@ -330,71 +262,15 @@ wtp_export_close (struct wtp_export *e)
   e->fd = -1;
 }
 
-/* The log as the store: its records applied onto the image, in log order,
- * with replay's code, and the image made durable.  true when done. */
-static bool
-wtp_apply_store (void)
-{
-  char err[512];
-  struct stat st;
-  uint64_t started = wtp_log_now ();
-  /* The reader reads the log file: the ring's last records go there first. */
-  if (wtp_log_settle () == -1)
-    return false;
-  struct wtlog_reader *r = wtlog_reader_open (wtp_log_path, NULL, err, sizeof err);
-  if (!r) {
-    nbdkit_error ("apply: %s", err);
-    return false;
-  }
-  struct wt_image img = {
-    .fd = wtp_disk.fd, .path = wtp_disk.path, .size = wtp_disk.size,
-    .blockdev = fstat (wtp_disk.fd, &st) == 0 && S_ISBLK (st.st_mode),
-  };
-  bool ok = wt_image_apply_log (&img, r, NULL, NULL, err, sizeof err) == 0;
-  const struct wtlog_status *ls = wtlog_reader_status (r);
-  if (!ok)
-    nbdkit_error ("apply: log %s onto the disk: %s", wtp_log_path, err);
-  else if (ls->torn) {
-    nbdkit_error ("apply: log %s onto the disk: %s", wtp_log_path, ls->error);
-    ok = false;
-  }
-  else if (fdatasync (wtp_disk.fd) == -1) {
-    nbdkit_error ("fdatasync: disk: %s: %m", wtp_disk.path);
-    ok = false;
-  }
-  else
-    nbdkit_debug ("apply: %" PRIu64 " records onto %s in %.3f s (index: %"
-                  PRIu64 " extents)", ls->records, wtp_disk.path,
-                  (double) (wtp_log_now () - started) / 1e9,
-                  wtp_index_extents (&wtp_index));
-  wtlog_reader_close (r);
-  return ok;
-}
-
-/* data=off with the log as the store: the image now holds every write, so
- * the bytes leave the log.  When the strip fails the log keeps them (a
- * data=on log, closed and whole): nothing is lost, only space. */
-static void
-wtp_strip_store (void)
-{
-  char err[512];
-  uint64_t started = wtp_log_now ();
-  if (wtlog_strip_data (wtp_log_path, err, sizeof err) == -1)
-    nbdkit_error ("strip: the payloads stay in the log: %s", err);
-  else
-    nbdkit_debug ("strip: the payloads left %s in %.3f s", wtp_log_path,
-                  (double) (wtp_log_now () - started) / 1e9);
-}
-
 /* The final CLOSE (conn 0) marks the log complete; with the log as the
  * store it is written only once the image holds the log's writes, so a
  * closed log always means disk.img is the disk after the run. */
 static void
 wtp_unload (void)
 {
-  bool applied = !wtp_store_mode || (wtp_ready && wtp_apply_store ());
+  bool applied = !wtp_store_mode || (wtp_ready && wtp_store_apply (wtp_log_path));
   bool closed = false;
-  wtp_index_free (&wtp_index);
+  wtp_store_close ();
   if (wtp_ready && applied && !wtp_log_is_broken ()) {
     uint64_t now = wtp_log_now ();
     struct wtlog_record rec = { .type = WTLOG_CLOSE, .t_start = now,
@@ -408,7 +284,7 @@ wtp_unload (void)
   wtp_log_close ();
   /* Only a closed log: an unclosed one's bytes are the disk's only copy. */
   if (wtp_store_mode && !wtp_data && closed)
-    wtp_strip_store ();
+    wtp_store_strip (wtp_log_path);
   wtp_faults_close ();
   free (wtp_disk.path);
   free (wtp_channel.path);
@@ -557,535 +433,6 @@ wtp_block_size (void *handle, uint32_t *minimum, uint32_t *preferred,
   *minimum = WT_SECTOR_SIZE;
   *preferred = 4096;
   *maximum = 32 * 1024 * 1024;
-  return 0;
-}
-
-/* Reads count bytes; past the end of the file reads zeroes.  0 or errno. */
-static int
-wtp_pread_all (int fd, void *buf, size_t count, uint64_t offset)
-{
-  ssize_t got = wt_pread_full (fd, buf, count, offset);
-  if (got < 0)
-    return errno;
-  memset ((char *) buf + got, 0, count - (size_t) got);
-  return 0;
-}
-
-/* 0 or errno. */
-static int
-wtp_pwrite_all (int fd, const void *buf, size_t count, uint64_t offset)
-{
-  return wt_pwrite_full (fd, buf, count, offset) < 0 ? errno : 0;
-}
-
-static int
-wtp_read_image (void *ctx, void *buf, size_t count, uint64_t offset)
-{
-  const struct wtp_export *e = ctx;
-  return wtp_pread_all (e->fd, buf, count, offset);
-}
-
-/* What the export holds at [offset, offset+count): with the log as the
- * store, the index's extents from the log and the rest from the image.
- * 0 or errno. */
-static int
-wtp_read_current (struct wtp_export *e, void *buf, size_t count,
-                  uint64_t offset)
-{
-  if (!wtp_is_store (e))
-    return wtp_pread_all (e->fd, buf, count, offset);
-  return wtp_index_read (&wtp_index, buf, count, offset, wtp_log_read,
-                         wtp_read_image, e);
-}
-
-static int
-wtp_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
-           uint32_t flags)
-{
-  struct wtp_handle *h = handle;
-  int err = wtp_read_current (h->exp, buf, count, offset);
-  if (err) {
-    errno = err;
-    nbdkit_error ("pread: %s: %s: %m", h->exp->what, h->exp->path);
-    return wtp_fail (err);
-  }
-  return 0;
-}
-
-/* The hash of every sector the write touches, as it reads afterwards: whole
- * sectors from the request, edge sectors merged with their old content.
- * Called under the range lock.  0 or errno. */
-static int
-wtp_hash_after (struct wtp_export *e, const char *buf, uint64_t count,
-                uint64_t offset, uint64_t *hashes)
-{
-  uint64_t first = offset / WT_SECTOR_SIZE;
-  uint64_t n = wtlog_sectors_touched (offset, count);
-  uint64_t end = offset + count;
-  unsigned char sector[WT_SECTOR_SIZE];
-
-  for (uint64_t i = 0; i < n; i++) {
-    uint64_t at = (first + i) * WT_SECTOR_SIZE;
-    if (at >= offset && at + WT_SECTOR_SIZE <= end) {
-      hashes[i] = wt_sector_hash (buf + (at - offset));
-      continue;
-    }
-    int err = wtp_read_current (e, sector, WT_SECTOR_SIZE, at);
-    if (err)
-      return err;
-    uint64_t lo = at > offset ? at : offset;
-    uint64_t hi = at + WT_SECTOR_SIZE < end ? at + WT_SECTOR_SIZE : end;
-    memcpy (sector + (lo - at), buf + (lo - offset), hi - lo);
-    hashes[i] = wt_sector_hash (sector);
-  }
-  return 0;
-}
-
-/* A torn write: only the sectors the fault keeps reach the image. */
-static int
-wtp_store_torn (int fd, const char *buf, uint64_t count, uint64_t offset,
-                const struct wtp_fault *f)
-{
-  uint64_t end = offset + count;
-  for (uint64_t i = 0; i < f->nsectors; i++) {
-    if (!f->stored[i])
-      continue;
-    uint64_t at = (f->first_sector + i) * WT_SECTOR_SIZE;
-    uint64_t lo = at > offset ? at : offset;
-    uint64_t hi = at + WT_SECTOR_SIZE < end ? at + WT_SECTOR_SIZE : end;
-    int err = wtp_pwrite_all (fd, buf + (lo - offset), hi - lo, lo);
-    if (err)
-      return err;
-  }
-  return 0;
-}
-
-/* Puts the request into the image as the fault (if any) says.  0 or errno. */
-static int
-wtp_store (struct wtp_export *exp, const char *buf, uint64_t count,
-           uint64_t offset, const struct wtp_fault *f, bool fua)
-{
-  int err = 0;
-  if (wtp_is_store (exp))
-    return 0;                   /* the log's copy is the write */
-  switch (f->kind) {
-  case WTP_FAULT_NONE:
-    err = wtp_pwrite_all (exp->fd, buf, count, offset);
-    break;
-  case WTP_FAULT_TEAR:
-    err = wtp_store_torn (exp->fd, buf, count, offset, f);
-    break;
-  case WTP_FAULT_LIE:
-  case WTP_FAULT_VANISH:
-    return 0;
-  case WTP_FAULT_EIO:
-    return EIO;
-  }
-  if (!err && fua && fdatasync (exp->fd) == -1)
-    err = errno;
-  if (err) {
-    errno = err;
-    nbdkit_error ("write: %s: %s: %" PRIu64 "+%" PRIu64 ": %m", exp->what,
-                  exp->path, offset, count);
-  }
-  return err;
-}
-
-/* The tail every request shares once its record is reserved: write the
- * record, wait for the records before it, make it durable if asked.
- * err is the request's own result (0 or errno). */
-static int
-wtp_finish (struct wtp_slot *slot, struct wtlog_record *rec,
-            const uint64_t *hashes, const void *data, int err, bool durable)
-{
-  wtp_log_commit (slot, rec, hashes, data);
-  if (durable && !err && wtp_log_sync () == -1)
-    return wtp_fail (errno);
-  return err ? wtp_fail (err) : 0;
-}
-
-/* With the log as the store: the record is copied, then the index points at
- * it while the range lock still orders overlapping requests (a later write's
- * edge sectors are read through the index); the wait for the records before
- * it happens outside the lock. */
-static int
-wtp_finish_stored (struct wtp_export *exp, struct wtp_range *range,
-                   struct wtp_slot *slot, struct wtlog_record *rec,
-                   const uint64_t *hashes, const void *data,
-                   struct wtp_index_spare *spare, bool durable)
-{
-  uint64_t data_pos = wtp_log_copy_record (slot, rec, hashes, data);
-  if (rec->type == WTLOG_WRITE)
-    wtp_index_set_log (&wtp_index, rec->offset, rec->length, data_pos, spare);
-  else
-    wtp_index_set_zero (&wtp_index, rec->offset, rec->length, spare);
-  wtp_range_release (&exp->ranges, range);
-  wtp_log_wait (slot);
-  if (durable && wtp_log_sync () == -1)
-    return wtp_fail (errno);
-  return 0;
-}
-
-/* A write to either export: hashes, image, record, in that order, the first
- * three under the range lock so overlapping writes reach the image and the
- * log in the same order. */
-static int
-wtp_write_recorded (struct wtp_handle *h, const char *buf, uint64_t count,
-                    uint64_t offset, bool fua, uint64_t t_start,
-                    struct wtp_fault *f)
-{
-  struct wtp_export *exp = h->exp;
-  uint64_t first = offset / WT_SECTOR_SIZE;
-  uint64_t n = wtlog_sectors_touched (offset, count);
-  uint64_t stack_hashes[WTP_STACK_HASHES];
-  uint64_t *hashes = n <= WTP_STACK_HASHES ? stack_hashes
-    : malloc (n * sizeof *hashes);
-  struct wtp_range range;
-  struct wtp_slot slot;
-  struct wtp_index_spare spare = { NULL };
-  bool store = wtp_is_store (exp);
-
-  if (!hashes
-      || (store
-          && wtp_index_spare_get (&wtp_index, &spare, offset, count) == -1)) {
-    if (hashes != stack_hashes)
-      free (hashes);
-    return wtp_fail (ENOMEM);
-  }
-  wtp_range_acquire (&exp->ranges, &range, first * WT_SECTOR_SIZE,
-                     (first + n) * WT_SECTOR_SIZE);
-  int err = wtp_hash_after (exp, buf, count, offset, hashes);
-  if (err) {
-    errno = err;
-    nbdkit_error ("pread: %s: %s: edge sector of %" PRIu64 "+%" PRIu64 ": %m",
-                  exp->what, exp->path, offset, count);
-  }
-  else
-    err = wtp_store (exp, buf, count, offset, f, fua);
-  struct wtlog_record rec = {
-    .type = exp->write_type, .conn = h->conn, .t_start = t_start,
-    .t_end = wtp_log_now (), .offset = offset, .length = count,
-    .flags = (fua ? WTLOG_F_FUA : 0) | wtp_data_flag (),
-  };
-  if (err) {
-    rec.flags = (rec.flags & WTLOG_F_FUA) | WTLOG_F_FAILED;
-    rec.err = err;
-  }
-  if (f->kind == WTP_FAULT_VANISH) {
-    f->after_seq = wtp_log_last_seq ();
-    wtp_range_release (&exp->ranges, &range);
-    wtp_faults_record (f, 0, offset, count);
-    if (hashes != stack_hashes)
-      free (hashes);
-    return 0;
-  }
-  /* With the log as the store, the index is updated between the copy and
-   * the range lock's release: the copy cannot happen in the reservation. */
-  int reserved = store && !err ? wtp_log_reserve (&slot, &rec)
-    : wtp_log_reserve_copy (&slot, &rec, hashes, buf);
-  int r;
-  if (reserved == 0 && store && !err)
-    r = wtp_finish_stored (exp, &range, &slot, &rec, hashes, buf, &spare, fua);
-  else {
-    wtp_range_release (&exp->ranges, &range);
-    r = reserved == -1 ? wtp_fail (errno)
-      : wtp_finish (&slot, &rec, hashes, buf, err, fua);
-  }
-  wtp_index_spare_put (&spare);
-  if (f->kind != WTP_FAULT_NONE)
-    wtp_faults_record (f, reserved == -1 ? 0 : rec.seq, offset, count);
-  if (hashes != stack_hashes)
-    free (hashes);
-  return r;
-}
-
-/* A request refused before it touches the image: logged as FAILED (no
- * payload), so the log still holds every request; fails with err. */
-static int
-wtp_refuse (struct wtp_handle *h, uint16_t type, uint16_t rflags,
-            uint64_t count, uint64_t offset, uint64_t t_start, int err)
-{
-  struct wtlog_record rec = {
-    .type = type, .flags = rflags | WTLOG_F_FAILED, .conn = h->conn,
-    .err = err, .t_start = t_start, .t_end = wtp_log_now (),
-    .offset = offset, .length = count,
-  };
-  if (wtp_log_append (&rec, NULL, NULL) == -1)
-    return wtp_fail (errno);
-  return wtp_fail (err);
-}
-
-static int
-wtp_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
-            uint32_t flags)
-{
-  struct wtp_handle *h = handle;
-  uint64_t t_start = wtp_log_now ();
-  struct wtp_fault f = { .kind = WTP_FAULT_NONE };
-  uint16_t fua = flags & NBDKIT_FLAG_FUA ? WTLOG_F_FUA : 0;
-
-  if (wtp_log_is_broken ())
-    return wtp_fail (EIO);
-  if (count == 0)
-    return 0;
-  /* nbdkit passes at most 64 MiB, whose record fits; a larger write could
-   * not be logged, so it must not reach the image either. */
-  if (!wtlog_record_size_ok (wtlog_record_size (h->exp->write_type,
-                                                wtp_data_flag (),
-                                                offset, count)))
-    return wtp_refuse (h, h->exp->write_type, fua, count, offset, t_start,
-                       EINVAL);
-  if (h->exp == &wtp_disk && wtp_faults_any ()
-      && wtp_faults_decide (offset, count, t_start, &f) == -1)
-    return wtp_fail (ENOMEM);
-  return wtp_write_recorded (h, buf, count, offset, flags & NBDKIT_FLAG_FUA,
-                             t_start, &f);
-}
-
-static bool
-wtp_unsupported (int err)
-{
-  return err == EOPNOTSUPP || err == ENOTSUP || err == ENOSYS;
-}
-
-static int
-wtp_write_zeroes (int fd, uint64_t offset, uint64_t count)
-{
-  while (count > 0) {
-    size_t n = count < WTP_ZERO_CHUNK ? count : WTP_ZERO_CHUNK;
-    int err = wtp_pwrite_all (fd, wtp_zeroes, n, offset);
-    if (err)
-      return err;
-    offset += n;
-    count -= n;
-  }
-  return 0;
-}
-
-/* Makes [offset, offset+count) read as zeroes: a hole when allowed, else a
- * zeroed range, else written zeroes (unless only fast zeroing will do).
- * 0 or errno. */
-static int
-wtp_zero_range (int fd, uint64_t offset, uint64_t count, bool may_trim,
-                bool fast)
-{
-  if (count == 0)
-    return 0;
-  if (may_trim) {
-    if (fallocate (fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-                   (off_t) offset, (off_t) count) == 0)
-      return 0;
-    if (!wtp_unsupported (errno))
-      return errno;
-  }
-  if (fallocate (fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
-                 (off_t) offset, (off_t) count) == 0)
-    return 0;
-  if (!wtp_unsupported (errno))
-    return errno;
-  if (fast)
-    return ENOTSUP;
-  return wtp_write_zeroes (fd, offset, count);
-}
-
-/* ZERO and TRIM of whole sectors: done and reserved under the range lock. */
-static int
-wtp_zero_recorded (struct wtp_handle *h, uint16_t type, uint16_t rflags,
-                   uint64_t count, uint64_t offset, uint64_t t_start)
-{
-  struct wtp_export *exp = h->exp;
-  bool fua = rflags & WTLOG_F_FUA;
-  struct wtp_range range;
-  struct wtp_slot slot;
-  struct wtp_index_spare spare = { NULL };
-  bool store = wtp_is_store (exp);
-  int err = 0;
-
-  if (store && wtp_index_spare_get (&wtp_index, &spare, offset, count) == -1)
-    return wtp_fail (ENOMEM);
-  wtp_range_acquire (&exp->ranges, &range, offset, offset + count);
-  if (!store)
-    err = wtp_zero_range (exp->fd, offset, count,
-                          type == WTLOG_TRIM || (rflags & WTLOG_F_MAY_TRIM),
-                          rflags & WTLOG_F_FAST_ZERO);
-  if (!store && !err && fua && fdatasync (exp->fd) == -1)
-    err = errno;
-  if (err && err != ENOTSUP) {
-    errno = err;
-    nbdkit_error ("%s: %s: %s: %" PRIu64 "+%" PRIu64 ": %m",
-                  type == WTLOG_TRIM ? "trim" : "zero", exp->what, exp->path,
-                  offset, count);
-  }
-  struct wtlog_record rec = {
-    .type = type, .flags = rflags | (err ? WTLOG_F_FAILED : 0),
-    .conn = h->conn, .err = err, .t_start = t_start, .t_end = wtp_log_now (),
-    .offset = offset, .length = count,
-  };
-  int reserved = store ? wtp_log_reserve (&slot, &rec)
-    : wtp_log_reserve_copy (&slot, &rec, NULL, NULL);
-  int r;
-  if (reserved == 0 && store)
-    r = wtp_finish_stored (exp, &range, &slot, &rec, NULL, NULL, &spare, fua);
-  else {
-    wtp_range_release (&exp->ranges, &range);
-    r = reserved == -1 ? wtp_fail (errno)
-      : wtp_finish (&slot, &rec, NULL, NULL, err, fua);
-  }
-  wtp_index_spare_put (&spare);
-  return r;
-}
-
-/* A zero that does not cover whole sectors: the partial sector at each
- * edge is written with zeroes and logged as a WRITE (so it gets its hash
- * like any partial write), the whole sectors between the edges are zeroed
- * and logged as one ZERO.  Memory and record sizes stay small for any
- * legal length (up to 4 GiB - 1): an edge is under one sector, and its
- * zeroes are static.  The pieces go in address order, each under its own
- * range lock, so each record matches what its piece did to the image.
- * FUA goes with the last piece: its image and log syncs cover the earlier
- * pieces too. */
-static int
-wtp_zero_unaligned (struct wtp_handle *h, uint16_t rflags, uint32_t count,
-                    uint64_t offset, uint64_t t_start)
-{
-  struct wtp_fault none = { .kind = WTP_FAULT_NONE };
-  uint64_t end = offset + count;
-  uint64_t lo = (offset + WT_SECTOR_SIZE - 1) / WT_SECTOR_SIZE * WT_SECTOR_SIZE;
-  uint64_t hi = end / WT_SECTOR_SIZE * WT_SECTOR_SIZE;
-  bool fua = rflags & WTLOG_F_FUA;
-
-  if (hi <= lo)                 /* no whole sector: under 1 KiB in all */
-    return wtp_write_recorded (h, wtp_zeroes, count, offset, fua, t_start,
-                               &none);
-  bool tail = end > hi;
-  if (offset < lo && wtp_write_recorded (h, wtp_zeroes, lo - offset, offset,
-                                         false, t_start, &none) == -1)
-    return -1;
-  uint16_t middle_flags = tail ? rflags & ~WTLOG_F_FUA : rflags;
-  if (wtp_zero_recorded (h, WTLOG_ZERO, middle_flags, hi - lo, lo,
-                         t_start) == -1)
-    return -1;
-  if (tail)
-    return wtp_write_recorded (h, wtp_zeroes, end - hi, hi, fua, t_start,
-                               &none);
-  return 0;
-}
-
-static uint16_t
-wtp_record_flags (uint32_t flags)
-{
-  return (flags & NBDKIT_FLAG_FUA ? WTLOG_F_FUA : 0)
-    | (flags & NBDKIT_FLAG_MAY_TRIM ? WTLOG_F_MAY_TRIM : 0)
-    | (flags & NBDKIT_FLAG_FAST_ZERO ? WTLOG_F_FAST_ZERO : 0);
-}
-
-static int
-wtp_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
-{
-  struct wtp_handle *h = handle;
-  uint64_t t_start = wtp_log_now ();
-  uint16_t rflags = wtp_record_flags (flags);
-
-  if (wtp_log_is_broken ())
-    return wtp_fail (EIO);
-  if (count == 0)
-    return 0;
-  if ((offset | count) % WT_SECTOR_SIZE == 0)
-    return wtp_zero_recorded (h, WTLOG_ZERO, rflags, count, offset, t_start);
-  /* Writing the edges is a write: refused as a fast zero must be. */
-  if (flags & NBDKIT_FLAG_FAST_ZERO)
-    return wtp_refuse (h, WTLOG_ZERO, rflags, count, offset, t_start, ENOTSUP);
-  return wtp_zero_unaligned (h, rflags, count, offset, t_start);
-}
-
-/* A trim punches the whole sectors inside its range; the record holds that
- * shrunk range (length 0 when no whole sector is inside). */
-static int
-wtp_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
-{
-  struct wtp_handle *h = handle;
-  uint64_t t_start = wtp_log_now ();
-  uint64_t lo = (offset + WT_SECTOR_SIZE - 1) / WT_SECTOR_SIZE * WT_SECTOR_SIZE;
-  uint64_t hi = (offset + count) / WT_SECTOR_SIZE * WT_SECTOR_SIZE;
-
-  if (wtp_log_is_broken ())
-    return wtp_fail (EIO);
-  if (hi <= lo) {
-    lo = offset;
-    hi = offset;
-  }
-  return wtp_zero_recorded (h, WTLOG_TRIM, flags & NBDKIT_FLAG_FUA ? WTLOG_F_FUA : 0,
-                            hi - lo, lo, t_start);
-}
-
-/* FLUSH: the image first, then a FLUSH record, then the log itself.  The
- * channel's flushes are not logged (FLUSH records describe the disk). */
-static int
-wtp_flush (void *handle, uint32_t flags)
-{
-  struct wtp_handle *h = handle;
-  uint64_t t_start = wtp_log_now ();
-  int err = 0;
-
-  if (wtp_log_is_broken ())
-    return wtp_fail (EIO);
-  /* With the log as the store the image holds nothing new to sync. */
-  if (!wtp_is_store (h->exp) && fdatasync (h->exp->fd) == -1) {
-    err = errno;
-    nbdkit_error ("fdatasync: %s: %s: %m", h->exp->what, h->exp->path);
-  }
-  if (h->exp == &wtp_disk) {
-    struct wtlog_record rec = {
-      .type = WTLOG_FLUSH, .flags = err ? WTLOG_F_FAILED : 0, .conn = h->conn,
-      .err = err, .t_start = t_start, .t_end = wtp_log_now (),
-    };
-    if (wtp_log_append (&rec, NULL, NULL) == -1)
-      return wtp_fail (errno);
-  }
-  if (err)
-    return wtp_fail (err);
-  wtp_faults_sync ();
-  if (wtp_log_sync () == -1)
-    return wtp_fail (errno);
-  return 0;
-}
-
-static int
-wtp_extents (void *handle, uint32_t count, uint64_t offset, uint32_t flags,
-             struct nbdkit_extents *extents)
-{
-  struct wtp_handle *h = handle;
-  int fd = h->exp->fd;
-  uint64_t end = offset + count;
-  bool one = flags & NBDKIT_FLAG_REQ_ONE;
-
-  while (offset < end) {
-    off_t data = lseek (fd, (off_t) offset, SEEK_DATA);
-    if (data == -1 && errno != ENXIO) {
-      nbdkit_error ("lseek: SEEK_DATA: %s: %s: %m", h->exp->what, h->exp->path);
-      return -1;
-    }
-    uint64_t hole_end = data == -1 ? end : (uint64_t) data;
-    if (hole_end > offset) {
-      if (nbdkit_add_extent (extents, offset, hole_end - offset,
-                             NBDKIT_EXTENT_HOLE | NBDKIT_EXTENT_ZERO) == -1)
-        return -1;
-      offset = hole_end;
-      if (one)
-        break;
-      continue;
-    }
-    off_t hole = lseek (fd, (off_t) offset, SEEK_HOLE);
-    if (hole == -1) {
-      nbdkit_error ("lseek: SEEK_HOLE: %s: %s: %m", h->exp->what, h->exp->path);
-      return -1;
-    }
-    if (nbdkit_add_extent (extents, offset, (uint64_t) hole - offset, 0) == -1)
-      return -1;
-    offset = (uint64_t) hole;
-    if (one)
-      break;
-  }
   return 0;
 }
 

@@ -1,4 +1,5 @@
-# lib-arch.sh: the guest architectures of scripts/arches, for the scripts
+# shellcheck shell=bash
+# lib-arch.sh: the guest architectures of share/arches, for the scripts
 # that boot, fetch or pack for one of them (sourced; bash). Needs TOP.
 
 # arch_names: the known architectures, blank-separated
@@ -7,7 +8,7 @@ arch_names () {
   while read -r a rest; do
     case $a in ''|'#'*) continue ;; esac
     names+="${names:+ }$a"
-  done <"$TOP/scripts/arches"
+  done <"$TOP/share/arches"
   printf '%s\n' "$names"
 }
 
@@ -15,6 +16,7 @@ arch_names () {
 # arch_qemu_pkg, arch_board, arch_cpu ("" for the board's default),
 # arch_console, arch_bus, arch_elf, arch_order, arch_flavour from ARCH's
 # line; returns 1 for an unknown ARCH
+# shellcheck disable=SC2034 # the arch_* are read by the scripts that source this
 arch_load () {
   local a machine triplet qemu qemu_pkg board cpu console bus elf order flavour
   while read -r a machine triplet qemu qemu_pkg board cpu console bus elf order flavour; do
@@ -23,7 +25,7 @@ arch_load () {
     arch_qemu_pkg=$qemu_pkg arch_board=$board arch_cpu=${cpu#-} arch_console=$console
     arch_bus=$bus arch_elf=$elf arch_order=$order arch_flavour=$flavour
     return 0
-  done <"$TOP/scripts/arches"
+  done <"$TOP/share/arches"
   return 1
 }
 
@@ -34,7 +36,7 @@ arch_host () {
   while read -r a machine rest; do
     case $a in ''|'#'*) continue ;; esac
     [ "$machine" = "$m" ] && { printf '%s\n' "$a"; return 0; }
-  done <"$TOP/scripts/arches"
+  done <"$TOP/share/arches"
   return 1
 }
 
@@ -45,7 +47,7 @@ arch_of_qemu () {
   while read -r a machine triplet qemu rest; do
     case $a in ''|'#'*) continue ;; esac
     [ "$qemu" = "${1##*/}" ] && { printf '%s\n' "$a"; return 0; }
-  done <"$TOP/scripts/arches"
+  done <"$TOP/share/arches"
   return 1
 }
 
@@ -69,7 +71,7 @@ arch_cross_packages () { printf 'gcc-%s libc6-dev-%s-cross\n' "$arch_triplet" "$
 # zboot image ("zimg", PE machine 0xaa64); s390x's image ("S390EP" at
 # 0x10008). An empty line for a file it cannot tell.
 arch_of_file () {
-  perl - "$TOP/scripts/arches" "$@" <<'PERL'
+  perl - "$TOP/share/arches" "$@" <<'PERL'
 use strict; use warnings;
 my ($table, @files) = @ARGV;
 my %by_elf;

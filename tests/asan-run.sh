@@ -23,6 +23,7 @@
 # unless KEEP_TEST_DIRS=1.
 name=$(basename "$0")
 # Run as tests/asan/test-NAME.sh: lib.sh is one folder up.
+# shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
 test=$TOP/tests/$name
 export WTRACK=$TOP/checker/wtrack-asan

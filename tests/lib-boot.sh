@@ -142,7 +142,7 @@ boot_qemu () {
         args+=(-drive "file=$img,format=raw,if=none,id=d$n,cache=unsafe"
           -device "virtio-blk-pci,drive=d$n,serial=wtdisk$n") ;;
       scsi)
-        if [ $scsi = 0 ]; then args+=(-device virtio-scsi-pci,id=scsi0); scsi=1; fi
+        if [ $scsi = 0 ]; then args+=(-device "virtio-scsi-pci,id=scsi0"); scsi=1; fi
         args+=(-drive "file=$img,format=raw,if=none,id=d$n,cache=unsafe"
           -device "scsi-hd,bus=scsi0.0,drive=d$n,serial=wtdisk$n") ;;
       ide)

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # tests/lib-run.sh: whole runs for the end-to-end tests (source after lib.sh).
 #
 #   wtrack_run NAME [wtrack-run options...]   run into $T/NAME; status in
@@ -44,6 +45,7 @@ checkpoint_run () {
     --fsync-every 50 --checkpoint
   check "the run exits 0 (clean report)" [ "$run_status" = 0 ]
   [ "$run_status" = 0 ] || bail_out
+  # shellcheck disable=SC2034 # the run directory, for the test that called
   run=$T/$1
 }
 

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # tests/lib.sh: TAP helpers for the shell tests (source it first).
 #
 #   . "$(dirname "$0")/lib.sh"
@@ -45,6 +46,7 @@ TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # the tests with the sanitized builds.
 WTRACK=${WTRACK:-$TOP/checker/wtrack}
 PLUGIN=${PLUGIN:-$TOP/plugin/nbdkit-wtrack-plugin.so}
+# shellcheck disable=SC2034 # read by the tests that source this
 GUEST=$TOP/guest/wtrack-guest
 export PATH=$PATH:/usr/sbin:/sbin
 

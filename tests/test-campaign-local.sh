@@ -144,9 +144,9 @@ check "summary.html: one coloured grid cell per grid entry" \
   [ "$(grep -o 'class="gcell"' "$T/summary.dom" | wc -l)" = "$(jq '.grid | length' "$out/summary.json")" ]
 links_ok () {
   local id
-  for id in $(cat "$T/lossy.ids"); do
+  while read -r id; do
     grep -qF "href=\"cells/$id/report.html\"" "$T/summary.dom" && [ -f "$out/cells/$id/report.html" ] || return 1
-  done
+  done <"$T/lossy.ids"
 }
 check "summary.html links each damaged cell to its report.html, which exists" links_ok
 

@@ -14,7 +14,7 @@ MKBIGRUN=$TOP/tests/tools/mkbigrun
 require_built "$MKBIGRUN"
 plan 15
 
-# The page's colour of the class lost (checker/check/report-html.js).
+# The page's colour of the class lost (checker/lib/html/report.js).
 LOST_RGB="214,39,40"
 WINDOW=1280,2400
 

@@ -34,6 +34,7 @@ for c in $COMMANDS; do
 done
 # campaign has subcommands, each named in its messages and its --help
 for c in "campaign expand" "campaign collect" "campaign todo"; do
+  # shellcheck disable=SC2086 # "campaign expand": a command and its subcommand
   check "$c --help: the first line is the usage of wtrack $c" \
     grep -q "^Usage: wtrack $c \[OPTION\.\.\.\]" <("$WTRACK" $c --help | head -n 1)
   check "$c --no-such-option: exit 2, prefixed once" bad_usage "$c" --no-such-option

@@ -8,7 +8,7 @@
 require_tools /usr/bin/python3 truncate
 GEN=$TOP/tests/unit/test-check-classes
 require_built "$WTRACK" "$GEN"
-plan 17
+plan 22
 
 json_get () { /usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 # run_check NAME DIR: wtrack check DIR, text in $T/NAME.txt, JSON in $T/NAME.json;
@@ -34,6 +34,19 @@ check "extents off the disk: the text verdict is unchecked, not clean" \
   grep -q '^verdict: unchecked: 0 bad sectors; 66 sectors compared, 8 could not be$' "$T/offdisk.txt"
 
 "$GEN" --make "$T/clean" clean
+"$GEN" --make "$T/hostile" hostile
+# The guest's page and block sizes (HELLO page_size, block_size): numbers in
+# report.json, said in report.txt's guest line and report.html's facts; a
+# guest that sent none (the hostile one, as older guests) gives null.
+run_check clean "$T/clean"
+"$WTRACK" check "$T/hostile" --json "$T/old.json" >/dev/null 2>&1
+check "HELLO block_size: report.json guest.block_size 1024, page_size 4096; null without" \
+  test "$(json_get "$T/clean.json" 'd["guest"]["block_size"], d["guest"]["page_size"]') $(json_get "$T/old.json" 'd["guest"]["block_size"], d["guest"]["page_size"]')" \
+    = "1024 4096 None None"
+check "HELLO block_size: report.txt's guest line says the fs's blocks" \
+  grep -qx '# guest: kernel 6.1.0-test (4096-byte pages), fs ext4 (1024-byte blocks), workload classes' "$T/clean.txt"
+"$WTRACK" check "$T/clean" --html "$T/clean.html" >/dev/null
+check "HELLO block_size: report.html's data carries it" grep -q '"block_size": *"1024"' "$T/clean.html"
 cp -r "$T/clean" "$T/empty"
 truncate -s 0 "$T/empty/disk.img"
 run_check empty "$T/empty"
@@ -79,4 +92,8 @@ check "hostile strings: escaped C-style" \
        -n "$(grep -F '# guest: kernel 6.1.0-\x1b[31mred\x1b[0m, fs ext4\rnot,' "$T/hostile.txt")"
 check "hostile strings: the JSON holds them exactly" \
   test "$(json_get "$T/hostile.json" 'd["files"][1]["path"] == "/data/caf\u00e9\x1b[2J\ufffd\n!! forged f2" and d["guest"]["error"] == "x\r!! forged error\x1b]0;title\x07" and d["guest"]["kernel"] == "6.1.0-\x1b[31mred\x1b[0m" and d["files"][1]["pages"][0]["text"].startswith("page 0 of /data/caf\u00e9\\x1b[2J\\xff\\n!! forged")')" = True
+check "ops counts from a bent RESULT: only KEY=COUNT lines, names escaped, null for a bad count" \
+  test "$(json_get "$T/hostile.json" 'd["ops"] == {"list": 3, "executed": {"pw\"rite\x1b": 2}, "refused": {"reflink": 1}, "surprises": None, "pairs": {"pwrite>mwrite": 2, "pwrite>fzero": 1, "pwrite>mw\"r": 4}, "chains_wmrm": None}')" = True
+check "no ops counts in a RESULT without op_list: ops is null" \
+  test "$(json_get "$T/clean.json" 'd["ops"]')" = None
 done_testing

@@ -8,7 +8,6 @@
 . "$TOP/scripts/lib-arch.sh"
 
 arches=(ppc64el arm64 s390x)
-progs=()
 for a in "${arches[@]}"; do
   arch_load "$a"
   require_tools "qemu-$arch_machine"

@@ -40,7 +40,7 @@ n=$(jq '[.states[] | select(.kind == "reorder")][0].state' "$T/crash.json")
 check "{} became the image's path: e2fsck checked a scratch copy (state-$n.log)" \
   grep -q 'crash/scratch[-0-9]*\.img\.copy: .* files' "$run/crash/state-$n.log"
 check "no copy and no scratch copy of a job is left behind" \
-  test -z "$(ls "$run/crash" | grep -e '\.copy$' -e 'scratch-')"
+  test -z "$(find "$run/crash" -maxdepth 1 \( -name '*.copy' -o -name '*scratch-*' \))"
 
 # Known damage: every write of one sector of /data/f1 that checkpoint 1 has
 # and no later op rewrites, taken out of the log.

@@ -95,6 +95,7 @@ check "wtrack verify refuses the unapplied image (exit 2)" test $? -eq 2
 check "and says to replay the log" grep -q "wtrack replay" "$T/verify.err"
 diag_file "$T/verify.err" 3
 "$WTRACK" check --no-manifest --image "$T/disk.img" --log "$log" >/dev/null 2>"$T/check.err"
+# shellcheck disable=SC2034 # read by the eval below
 check_status=$?
 check "wtrack check says the same (exit 2)" \
   eval 'test $check_status -eq 2 && grep -q "wtrack replay" "$T/check.err"'

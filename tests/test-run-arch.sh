@@ -13,8 +13,9 @@ require_tools qemu-system-ppc64 qemu-system-s390x jq
 require_built "$TOP/guest/ppc64el/wtrack-guest" "$TOP/guest/s390x/wtrack-guest"
 plan 29
 
-# report.json's guest facts: "ARCH PAGE_SIZE"
-guest_facts () { jq -r '"\(.guest.arch) \(.guest.page_size)"' "$T/$1/report.json" 2>/dev/null; }
+# report.json's guest facts: "ARCH PAGE_SIZE BLOCK_SIZE" (ext4's 4 KiB
+# blocks: sixteen a page on ppc64el)
+guest_facts () { jq -r '"\(.guest.arch) \(.guest.page_size) \(.guest.block_size)"' "$T/$1/report.json" 2>/dev/null; }
 
 # ppc64el, 64 KiB pages: the acceptance's workload with 1% of the writes
 # vanished (each write is a page: 64 KiB).
@@ -22,7 +23,7 @@ wtrack_run ppc --arch ppc64el --workload linus2006 --size 16M \
   --plugin-opt fault=vanish:p=0.01:seed=7
 diag "ppc64el: $(jq -c .timings "$T/ppc/report.json" 2>/dev/null)"
 check_fault_run ppc lost
-check "ppc: report.json says arch ppc64el, page_size 65536" [ "$(guest_facts ppc)" = "ppc64el 65536" ]
+check "ppc: report.json says arch ppc64el, page_size 65536, block_size 4096" [ "$(guest_facts ppc)" = "ppc64el 65536 4096" ]
 check "ppc: report.txt says so" grep -q '^# guest: kernel [^ ]*powerpc64le (ppc64el, 65536-byte pages)' "$T/ppc/report.txt"
 check "ppc: the guest's disk requests were a page (64 KiB): max_request_kb raised from 4" \
   grep -q 'disk requests at most 64 KiB' "$T/ppc/console.log"
@@ -37,13 +38,13 @@ check "ppc: the guest's disk requests were a page (64 KiB): max_request_kb raise
 wtrack_run ppc-ops --arch ppc64el --workload ops --size 16M --seed 1 --op-weights mwrite_eof=0 \
   --plugin-opt fault=vanish:p=0.01:seed=7
 check_fault_run ppc-ops lost
-check "ppc-ops: report.json says arch ppc64el, page_size 65536" [ "$(guest_facts ppc-ops)" = "ppc64el 65536" ]
+check "ppc-ops: report.json says arch ppc64el, page_size 65536, block_size 4096" [ "$(guest_facts ppc-ops)" = "ppc64el 65536 4096" ]
 
 cold_runs=yes wtrack_run s390-clean --arch s390x --workload linus2006 --size 8M
 diag "s390x: $(jq -c .timings "$T/s390-clean/report.json" 2>/dev/null)"
 check "s390-clean: exit 0, clean" \
   [ "$run_status" = 0 ] && [ "$(jq -r .verdict "$T/s390-clean/report.json")" = clean ]
-check "s390-clean: report.json says arch s390x, page_size 4096" [ "$(guest_facts s390-clean)" = "s390x 4096" ]
+check "s390-clean: report.json says arch s390x, page_size 4096, block_size 4096" [ "$(guest_facts s390-clean)" = "s390x 4096 4096" ]
 check "s390-clean: the cold pass ran on the s390x kernel and read all 16384 sectors back as expected" \
   [ "$(jq -r '"\(.cold.verdict) \(.cold.kernel) \(.cold.bad_sectors)"' "$T/s390-clean/report.json")" \
     = "clean $(jq -r .guest.kernel "$T/s390-clean/report.json") 0" ]
@@ -81,8 +82,9 @@ check "a ppc64el kernel without --arch (amd64): exit 4, naming --arch ppc64el" \
 # copy of the scripts beside links to this tree's builds, and a folder of
 # links to every command but s390x-linux-gnu-gcc*.
 top=$T/top
-mkdir -p "$top/scripts" "$top/guest" "$T/bin"
-cp "$TOP"/scripts/{wtrack-run,lib-arch.sh,lib.sh,arches,get-kernel,mkinitramfs,mkinitramfs-modules.awk} "$top/scripts/"
+mkdir -p "$top/scripts" "$top/share" "$top/guest" "$T/bin"
+cp "$TOP"/scripts/{wtrack-run,lib-arch.sh,lib.sh,get-kernel,mkinitramfs} "$top/scripts/"
+cp "$TOP"/share/{arches,mkinitramfs-modules.awk} "$top/share/"
 ln -s "$TOP/plugin" "$TOP/checker" "$top/"
 ln -s "$TOP/guest/wtrack-guest" "$TOP/guest/init" "$top/guest/"
 for d in /usr/local/bin /usr/bin /bin /usr/sbin /sbin; do

@@ -9,7 +9,7 @@ tests/unit/test-%: tests/unit/test-%.c tests/unit/tap.h common/libwtcommon.a
 # checker's header, which includes glib.h (nothing of glib is linked).
 tests/unit/test-formats-doc: ALL_CFLAGS += -I checker $(GLIB_CFLAGS)
 tests/unit/test-formats-doc-asan: SAN_CFLAGS += -I checker $(GLIB_CFLAGS)
-tests/unit/test-formats-doc tests/unit/test-formats-doc-asan: checker/lib/dmlog-format.h
+tests/unit/test-formats-doc tests/unit/test-formats-doc-asan: checker/interchange/dmlog-format.h
 
 # The unit tests again, sanitized (SAN_CFLAGS in the Makefile): a report
 # ends the program with a non-zero status, which prove counts as a failure.
@@ -50,7 +50,7 @@ TEST_HELPERS += tests/tools/craftlog
 # (libp11-kit's destructor waits for glibc's setlocale lock) after the log
 # filled its file system.
 SAN_SHELL_TESTS = $(patsubst %,tests/asan/test-%.sh,checker-check checker-dump \
-	checker-inputs checker-fifo crash-check campaign-records \
+	checker-inputs checker-fifo crash-check campaign-records campaign-blocks \
 	crash-reorder interchange-dmlog plugin-faults plugin-fio \
 	plugin-kill plugin-qemu-io plugin-ring-kill replay-logs replay-points)
 tests/asan/test-%.sh: tests/test-%.sh tests/asan-run.sh
@@ -59,7 +59,7 @@ tests/asan/test-%.sh: tests/test-%.sh tests/asan-run.sh
 CLEAN_FILES += $(SAN_SHELL_TESTS)
 
 # The ops workload's list and model, built from the guest's sources.
-WT_OPS_SRCS = guest/ops-list.c guest/ops-model.c guest/rng.c
+WT_OPS_SRCS = guest/ops-list.c guest/ops-model.c guest/ops-meet.c guest/rng.c
 tests/unit/test-ops: tests/unit/test-ops.c tests/unit/tap.h $(WT_OPS_SRCS) guest/ops.h guest/guest.h common/libwtcommon.a
 	$(CC) $(ALL_CFLAGS) -I tests/unit -I guest $< $(WT_OPS_SRCS) common/libwtcommon.a -o $@
 tests/unit/test-ops-asan: tests/unit/test-ops.c tests/unit/tap.h $(WT_OPS_SRCS) guest/ops.h guest/guest.h common/libwtcommon-asan.a

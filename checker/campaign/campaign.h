@@ -1,7 +1,8 @@
 /* Campaigns: many runs over kernels x filesystems x variants x workloads x
  * seeds. plan.c reads a campaign (a key file and command-line axes)
  * and expands it into cells with stable ids; collect.c reads what
- * the cells left and writes summary.txt, summary.json and results.xml.
+ * the cells left and summary.c writes summary.txt, summary.json,
+ * results.xml and summary.html from it.
  * scripts/wtrack-campaign runs the cells. */
 #ifndef WTC_CAMPAIGN_H
 #define WTC_CAMPAIGN_H

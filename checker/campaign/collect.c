@@ -1,7 +1,6 @@
 /* wtrack campaign collect: the cells' results (DIR/plan.tsv and each
- * DIR/cells/ID/cell.ini, written by scripts/wtrack-campaign) become
- * summary.txt, summary.json (doc/campaign-json.md) and results.xml (the
- * JUnit shape xfstests writes). */
+ * DIR/cells/ID/cell.ini, written by scripts/wtrack-campaign) read and
+ * tallied into the grid; campaign/summary.c writes them out. */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -12,57 +11,12 @@
 #include <unistd.h>
 
 #include "campaign/campaign.h"
+#include "campaign/summary.h"
 #include "commands.h"
-#include "lib/html-page.h"
 #include "lib/util.h"
 
-#define WTC_SUMMARY_VERSION 1
 /* Verdict lines of report.txt carried into a failure's text. */
 #define WTC_MAX_VERDICT_LINES 20
-
-enum wtc_cell_status { WTC_CELL_NOT_RUN, WTC_CELL_CLEAN, WTC_CELL_DAMAGED, WTC_CELL_ERROR };
-static const char *const wtc_status_names[] = { "not_run", "clean", "damaged", "error" };
-
-/* What a cell's folder holds against what plan.tsv now asks: only a DONE
- * cell's result is the campaign's answer; --resume (re)runs the others. */
-enum wtc_cell_state {
-  WTC_STATE_DONE,       /* cell.ini readable, its arguments and kernel the plan's */
-  WTC_STATE_NO_RESULT,  /* no cell.ini */
-  WTC_STATE_LOST,       /* cell.ini written for a cell that ended without a result */
-  WTC_STATE_UNREADABLE, /* cell.ini that is not a cell's record */
-  WTC_STATE_STALE,      /* ran with other arguments or another kernel */
-};
-
-struct wtc_result {
-  const struct wtc_cell *cell;
-  enum wtc_cell_status status;
-  enum wtc_cell_state state;
-  char *why;            /* the state's reason, fit for a terminal (NULL: DONE) */
-  int exit_status;      /* -1: unknown */
-  double seconds;       /* -1: unknown */
-  guint64 bad_sectors;
-  char *error;          /* why it could not run */
-  GPtrArray *classes;   /* "name=count" */
-  GPtrArray *verdict;   /* report.txt's verdict lines */
-  GHashTable *timings;  /* phase -> double * */
-  char *dir;            /* relative to the campaign folder */
-  guint64 page_size;    /* the guest's (report.json), 0: unknown */
-};
-
-/* One column of the grid: fs, variant and workload. */
-struct wtc_column {
-  char *fs, *variant, *workload, *label;
-};
-
-/* The strings of a GPtrArray joined by sep (pdata has no NULL end). */
-static char *
-wtc_join (GPtrArray *strings, const char *sep)
-{
-  GString *s = g_string_new (NULL);
-  for (guint i = 0; i < strings->len; i++)
-    g_string_append_printf (s, "%s%s", i ? sep : "", (const char *) g_ptr_array_index (strings, i));
-  return g_string_free (s, FALSE);
-}
 
 static void
 wtc_result_clear (struct wtc_result *r)
@@ -261,7 +215,8 @@ wtc_read_ini (const char *ini, const struct wtc_cell *cell, GHashTable *kernel_s
   }
   if (!wtc_ini_exit (kf, &r->exit_status, &r->why) || !wtc_ini_seconds (kf, &r->seconds, &r->why)
       || !wtc_ini_u64 (kf, "bad_sectors", &r->bad_sectors, &r->why)
-      || !wtc_ini_u64 (kf, "page_size", &r->page_size, &r->why)) {
+      || !wtc_ini_u64 (kf, "page_size", &r->page_size, &r->why)
+      || !wtc_ini_u64 (kf, "block_size", &r->block_size, &r->why)) {
     r->state = WTC_STATE_UNREADABLE;
     return false;
   }
@@ -321,6 +276,7 @@ wtc_read_result (const char *dir, const struct wtc_cell *cell, GHashTable *kerne
   r->seconds = -1;
   r->bad_sectors = 0;
   r->page_size = 0;
+  r->block_size = 0;
   g_free (r->error);
   r->error = r->state == WTC_STATE_LOST ? g_strdup (r->why)
                                          : g_strdup_printf ("%s (--resume runs it again)", r->why);
@@ -361,7 +317,7 @@ wtc_same (const char *a, const char *b)
   return (!a && !b) || (a && b && strcmp (a, b) == 0);
 }
 
-static guint
+guint
 wtc_column_of (GPtrArray *columns, const struct wtc_cell *cell)
 {
   for (guint i = 0; i < columns->len; i++) {
@@ -381,7 +337,7 @@ wtc_column_of (GPtrArray *columns, const struct wtc_cell *cell)
   return columns->len - 1;
 }
 
-static guint
+guint
 wtc_row_of (GPtrArray *rows, const char *kernel)
 {
   for (guint i = 0; i < rows->len; i++)
@@ -389,396 +345,6 @@ wtc_row_of (GPtrArray *rows, const char *kernel)
       return i;
   g_ptr_array_add (rows, g_strdup (kernel));
   return rows->len - 1;
-}
-
-struct wtc_tally {
-  guint counts[4]; /* by enum wtc_cell_status */
-};
-
-struct wtc_collect {
-  const char *dir;
-  GArray *results;   /* struct wtc_result */
-  GPtrArray *rows;   /* kernel specs */
-  GPtrArray *columns;
-  struct wtc_tally *grid; /* rows x columns */
-  struct wtc_tally total;
-  GPtrArray *phases; /* phase names, sorted */
-};
-
-static struct wtc_tally *
-wtc_grid_at (struct wtc_collect *c, guint row, guint col)
-{
-  return &c->grid[row * c->columns->len + col];
-}
-
-static char *
-wtc_grid_text (const struct wtc_tally *t)
-{
-  guint ran = t->counts[WTC_CELL_CLEAN] + t->counts[WTC_CELL_DAMAGED];
-  GString *s = g_string_new (NULL);
-  g_string_printf (s, "%u/%u", t->counts[WTC_CELL_DAMAGED], ran);
-  if (t->counts[WTC_CELL_ERROR])
-    g_string_append_printf (s, " +%u error%s", t->counts[WTC_CELL_ERROR],
-                            t->counts[WTC_CELL_ERROR] == 1 ? "" : "s");
-  if (t->counts[WTC_CELL_NOT_RUN])
-    g_string_append_printf (s, " +%u not run", t->counts[WTC_CELL_NOT_RUN]);
-  return g_string_free (s, FALSE);
-}
-
-static int
-wtc_double_cmp (gconstpointer a, gconstpointer b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-  return x < y ? -1 : x > y;
-}
-
-/* The median of a phase over the cells that report it; false when none. */
-static bool
-wtc_phase_median (struct wtc_collect *c, const char *phase, double *median, guint *n)
-{
-  g_autoptr (GArray) v = g_array_new (FALSE, FALSE, sizeof (double));
-  for (guint i = 0; i < c->results->len; i++) {
-    const struct wtc_result *r = &g_array_index (c->results, struct wtc_result, i);
-    const double *d = g_hash_table_lookup (r->timings, phase);
-    if (d)
-      g_array_append_val (v, *d);
-  }
-  if (!v->len)
-    return false;
-  g_array_sort (v, wtc_double_cmp);
-  guint m = v->len / 2;
-  *median = v->len % 2 ? g_array_index (v, double, m)
-                       : (g_array_index (v, double, m - 1) + g_array_index (v, double, m)) / 2;
-  *n = v->len;
-  return true;
-}
-
-static void
-wtc_write_grid (struct wtc_collect *c, FILE *out)
-{
-  size_t kw = strlen ("kernel");
-  for (guint i = 0; i < c->rows->len; i++)
-    kw = MAX (kw, strlen (g_ptr_array_index (c->rows, i)));
-  g_autofree size_t *cw = g_new0 (size_t, c->columns->len);
-  for (guint j = 0; j < c->columns->len; j++) {
-    cw[j] = strlen (((struct wtc_column *) g_ptr_array_index (c->columns, j))->label);
-    for (guint i = 0; i < c->rows->len; i++) {
-      g_autofree char *t = wtc_grid_text (wtc_grid_at (c, i, j));
-      cw[j] = MAX (cw[j], strlen (t));
-    }
-  }
-  fprintf (out, "damaged/total seeds per kernel (rows) and fs[/variant] workload (columns);\n"
-                "errors (cells that could not run, or were interrupted or lost) and cells\n"
-                "--until-fail did not run are counted apart\n\n");
-  fprintf (out, "%-*s", (int) kw, "kernel");
-  for (guint j = 0; j < c->columns->len; j++)
-    fprintf (out, "  %-*s", (int) cw[j],
-             ((struct wtc_column *) g_ptr_array_index (c->columns, j))->label);
-  fputc ('\n', out);
-  for (guint i = 0; i < c->rows->len; i++) {
-    fprintf (out, "%-*s", (int) kw, (const char *) g_ptr_array_index (c->rows, i));
-    for (guint j = 0; j < c->columns->len; j++) {
-      g_autofree char *t = wtc_grid_text (wtc_grid_at (c, i, j));
-      fprintf (out, "  %-*s", (int) cw[j], t);
-    }
-    fputc ('\n', out);
-  }
-}
-
-static void
-wtc_write_text (struct wtc_collect *c, FILE *out)
-{
-  const struct wtc_tally *t = &c->total;
-  fprintf (out, "campaign %s: %u cells: %u clean, %u damaged, %u error, %u not run (--until-fail)\n\n", c->dir,
-           c->results->len, t->counts[WTC_CELL_CLEAN], t->counts[WTC_CELL_DAMAGED],
-           t->counts[WTC_CELL_ERROR], t->counts[WTC_CELL_NOT_RUN]);
-  wtc_write_grid (c, out);
-  for (int want = WTC_CELL_DAMAGED; want <= WTC_CELL_ERROR; want++) {
-    if (!t->counts[want])
-      continue;
-    fprintf (out, "\n%s cells:\n", want == WTC_CELL_DAMAGED ? "damaged" : "error");
-    for (guint i = 0; i < c->results->len; i++) {
-      const struct wtc_result *r = &g_array_index (c->results, struct wtc_result, i);
-      if ((int) r->status != want)
-        continue;
-      if (want == WTC_CELL_DAMAGED) {
-        g_autofree char *classes = wtc_join (r->classes, " ");
-        fprintf (out, "  %s: %" PRIu64 " bad sectors (%s): %s/%s\n", r->cell->id,
-                 r->bad_sectors, classes, c->dir, r->dir);
-        for (guint l = 0; l < r->verdict->len; l++)
-          fprintf (out, "    %s\n", (const char *) g_ptr_array_index (r->verdict, l));
-      } else if (r->exit_status >= 0)
-        fprintf (out, "  %s: exit %d: %s: %s/%s\n", r->cell->id, r->exit_status,
-                 r->error ? r->error : "?", c->dir, r->dir);
-      else
-        fprintf (out, "  %s: %s: %s/%s\n", r->cell->id, r->error ? r->error : "?", c->dir,
-                 r->dir);
-    }
-  }
-  if (c->phases->len) {
-    fprintf (out, "\nmedian time of each phase (report.json timings):\n");
-    for (guint p = 0; p < c->phases->len; p++) {
-      double median;
-      guint n;
-      if (wtc_phase_median (c, g_ptr_array_index (c->phases, p), &median, &n))
-        fprintf (out, "  %-20s %8.2f s  (%u cells)\n",
-                 (const char *) g_ptr_array_index (c->phases, p), median, n);
-    }
-  }
-}
-
-static void
-wtc_json_kv (FILE *out, const char *key, const char *value, const char *sep)
-{
-  fprintf (out, "\"%s\": ", key);
-  if (value)
-    wtc_json_str (out, value);
-  else
-    fputs ("null", out);
-  fputs (sep, out);
-}
-
-static void
-wtc_write_json_cell (const struct wtc_result *r, FILE *out)
-{
-  const struct wtc_cell *cell = r->cell;
-  fputs ("    {", out);
-  wtc_json_kv (out, "id", cell->id, ", ");
-  wtc_json_kv (out, "kernel", cell->kernel, ", ");
-  g_autofree char *arch = wtc_kernel_arch (cell->kernel);
-  wtc_json_kv (out, "arch", arch, ", ");
-  if (r->page_size)
-    fprintf (out, "\"page_size\": %" PRIu64 ", ", r->page_size);
-  else
-    fputs ("\"page_size\": null, ", out);
-  wtc_json_kv (out, "fs", cell->fs, ", ");
-  wtc_json_kv (out, "variant", cell->variant, ", ");
-  wtc_json_kv (out, "workload", cell->workload, ", ");
-  fprintf (out, "\"seed\": %" PRIu64 ", ", cell->seed);
-  wtc_json_kv (out, "status", wtc_status_names[r->status], ", ");
-  if (r->exit_status >= 0)
-    fprintf (out, "\"exit\": %d, ", r->exit_status);
-  else
-    fputs ("\"exit\": null, ", out);
-  if (r->seconds >= 0)
-    fprintf (out, "\"seconds\": %.1f, ", r->seconds);
-  else
-    fputs ("\"seconds\": null, ", out);
-  fprintf (out, "\"bad_sectors\": %" PRIu64 ", \"by_class\": {", r->bad_sectors);
-  for (guint i = 0; i < r->classes->len; i++) {
-    g_auto (GStrv) kv = g_strsplit (g_ptr_array_index (r->classes, i), "=", 2);
-    fprintf (out, "%s", i ? ", " : "");
-    wtc_json_str (out, kv[0]);
-    fprintf (out, ": %s", kv[1]);
-  }
-  fputs ("}, ", out);
-  wtc_json_kv (out, "error", r->error, ", ");
-  wtc_json_kv (out, "dir", r->dir, ", ");
-  fputs ("\"args\": [", out);
-  for (guint i = 0; i < cell->args->len; i++) {
-    fputs (i ? ", " : "", out);
-    wtc_json_str (out, g_ptr_array_index (cell->args, i));
-  }
-  fputs ("]}", out);
-}
-
-static void
-wtc_write_json (struct wtc_collect *c, FILE *out)
-{
-  const struct wtc_tally *t = &c->total;
-  fprintf (out, "{\n  \"version\": %d,\n  ", WTC_SUMMARY_VERSION);
-  wtc_json_kv (out, "dir", c->dir, ",\n");
-  fprintf (out, "  \"counts\": {\"cells\": %u, \"clean\": %u, \"damaged\": %u, \"error\": %u, "
-                "\"not_run\": %u},\n  \"cells\": [\n", c->results->len,
-           t->counts[WTC_CELL_CLEAN], t->counts[WTC_CELL_DAMAGED], t->counts[WTC_CELL_ERROR],
-           t->counts[WTC_CELL_NOT_RUN]);
-  for (guint i = 0; i < c->results->len; i++) {
-    wtc_write_json_cell (&g_array_index (c->results, struct wtc_result, i), out);
-    fputs (i + 1 < c->results->len ? ",\n" : "\n", out);
-  }
-  fputs ("  ],\n  \"grid\": [\n", out);
-  bool first = true;
-  for (guint i = 0; i < c->rows->len; i++)
-    for (guint j = 0; j < c->columns->len; j++) {
-      const struct wtc_column *col = g_ptr_array_index (c->columns, j);
-      const struct wtc_tally *g = wtc_grid_at (c, i, j);
-      guint n = g->counts[0] + g->counts[1] + g->counts[2] + g->counts[3];
-      if (!n)
-        continue;
-      fputs (first ? "    {" : ",\n    {", out);
-      first = false;
-      wtc_json_kv (out, "kernel", g_ptr_array_index (c->rows, i), ", ");
-      g_autofree char *arch = wtc_kernel_arch (g_ptr_array_index (c->rows, i));
-      wtc_json_kv (out, "arch", arch, ", ");
-      wtc_json_kv (out, "fs", col->fs, ", ");
-      wtc_json_kv (out, "variant", col->variant, ", ");
-      wtc_json_kv (out, "workload", col->workload, ", ");
-      fprintf (out, "\"cells\": %u, \"clean\": %u, \"damaged\": %u, \"error\": %u, "
-                    "\"not_run\": %u}", n, g->counts[WTC_CELL_CLEAN],
-               g->counts[WTC_CELL_DAMAGED], g->counts[WTC_CELL_ERROR],
-               g->counts[WTC_CELL_NOT_RUN]);
-    }
-  fputs ("\n  ],\n  \"timings_median\": {", out);
-  for (guint p = 0, shown = 0; p < c->phases->len; p++) {
-    double median;
-    guint n;
-    if (!wtc_phase_median (c, g_ptr_array_index (c->phases, p), &median, &n))
-      continue;
-    fputs (shown++ ? ", " : "", out);
-    wtc_json_str (out, g_ptr_array_index (c->phases, p));
-    fprintf (out, ": %.3f", median);
-  }
-  fputs ("}\n}\n", out);
-}
-
-static void
-wtc_xml_attr (FILE *out, const char *name, const char *value)
-{
-  g_autofree char *esc = g_markup_escape_text (value ? value : "", -1);
-  fprintf (out, " %s=\"%s\"", name, esc);
-}
-
-static void
-wtc_xml_property (FILE *out, const char *indent, const char *name, const char *value)
-{
-  fprintf (out, "%s<property", indent);
-  wtc_xml_attr (out, "name", name);
-  wtc_xml_attr (out, "value", value);
-  fputs ("/>\n", out);
-}
-
-static void
-wtc_write_xml_case (const struct wtc_result *r, FILE *out)
-{
-  const struct wtc_cell *cell = r->cell;
-  fputs ("    <testcase", out);
-  wtc_xml_attr (out, "classname", "wtrack");
-  wtc_xml_attr (out, "name", cell->id);
-  fprintf (out, " time=\"%.1f\">\n      <properties>\n", r->seconds > 0 ? r->seconds : 0.0);
-  g_autofree char *seed = g_strdup_printf ("%" PRIu64, cell->seed);
-  g_autofree char *args = wtc_join (cell->args, " ");
-  wtc_xml_property (out, "        ", "kernel", cell->kernel);
-  wtc_xml_property (out, "        ", "fs", cell->fs);
-  wtc_xml_property (out, "        ", "variant", cell->variant ? cell->variant : "");
-  wtc_xml_property (out, "        ", "workload", cell->workload);
-  wtc_xml_property (out, "        ", "seed", seed);
-  wtc_xml_property (out, "        ", "args", args);
-  wtc_xml_property (out, "        ", "dir", r->dir);
-  fputs ("      </properties>\n", out);
-  if (r->status == WTC_CELL_DAMAGED) {
-    g_autofree char *msg = g_strdup_printf ("%" PRIu64 " bad sectors", r->bad_sectors);
-    g_autofree char *body = wtc_join (r->verdict, "\n");
-    g_autofree char *esc = g_markup_escape_text (body, -1);
-    fputs ("      <failure", out);
-    wtc_xml_attr (out, "message", msg);
-    wtc_xml_attr (out, "type", "damaged");
-    fprintf (out, ">%s</failure>\n", esc);
-  } else if (r->status == WTC_CELL_ERROR) {
-    fputs ("      <error", out);
-    wtc_xml_attr (out, "message", r->error);
-    wtc_xml_attr (out, "type", "error");
-    fputs ("/>\n", out);
-  } else if (r->status == WTC_CELL_NOT_RUN) {
-    fputs ("      <skipped", out);
-    wtc_xml_attr (out, "message", "not run: --until-fail stopped the campaign");
-    fputs ("/>\n", out);
-  }
-  fputs ("    </testcase>\n", out);
-}
-
-/* One testsuite per kernel, as xfstests writes one per test run. */
-static void
-wtc_write_xml (struct wtc_collect *c, FILE *out)
-{
-  char host[256] = "localhost", stamp[64];
-  gethostname (host, sizeof host - 1);
-  time_t now = time (NULL);
-  strftime (stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", localtime (&now));
-  fputs ("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n", out);
-  for (guint k = 0; k < c->rows->len; k++) {
-    const char *kernel = g_ptr_array_index (c->rows, k);
-    struct wtc_tally t = { 0 };
-    double secs = 0;
-    for (guint i = 0; i < c->results->len; i++) {
-      const struct wtc_result *r = &g_array_index (c->results, struct wtc_result, i);
-      if (strcmp (r->cell->kernel, kernel) == 0) {
-        t.counts[r->status]++;
-        secs += MAX (r->seconds, 0);
-      }
-    }
-    guint n = t.counts[0] + t.counts[1] + t.counts[2] + t.counts[3];
-    fputs ("  <testsuite", out);
-    wtc_xml_attr (out, "name", kernel);
-    wtc_xml_attr (out, "hostname", host);
-    wtc_xml_attr (out, "timestamp", stamp);
-    fprintf (out, " tests=\"%u\" failures=\"%u\" errors=\"%u\" skipped=\"%u\" time=\"%.1f\">\n",
-             n, t.counts[WTC_CELL_DAMAGED], t.counts[WTC_CELL_ERROR],
-             t.counts[WTC_CELL_NOT_RUN], secs);
-    fputs ("    <properties>\n", out);
-    wtc_xml_property (out, "      ", "kernel", kernel);
-    fputs ("    </properties>\n", out);
-    for (guint i = 0; i < c->results->len; i++) {
-      const struct wtc_result *r = &g_array_index (c->results, struct wtc_result, i);
-      if (strcmp (r->cell->kernel, kernel) == 0)
-        wtc_write_xml_case (r, out);
-    }
-    fputs ("  </testsuite>\n", out);
-  }
-  fputs ("</testsuites>\n", out);
-}
-
-typedef void (*wtc_writer) (struct wtc_collect *c, FILE *out);
-
-/* Written to NAME.tmp, then renamed: a reader never sees half a summary. */
-static bool
-wtc_write_file (struct wtc_collect *c, const char *name, wtc_writer write, GError **error)
-{
-  g_autofree char *path = g_build_filename (c->dir, name, NULL);
-  g_autofree char *tmp = g_strdup_printf ("%s.tmp", path);
-  FILE *out = fopen (tmp, "w");
-  if (!out) {
-    g_set_error (error, WTC_ERROR, errno, "open: %s: %s", tmp, g_strerror (errno));
-    return false;
-  }
-  write (c, out);
-  if (ferror (out) | (fclose (out) != 0) || rename (tmp, path) != 0) {
-    g_set_error (error, WTC_ERROR, errno, "write: %s: %s", path, g_strerror (errno));
-    return false;
-  }
-  return true;
-}
-
-/* summary.html: the HTML report's page with {"kind": "campaign", "summary":
- * summary.json's object}; the script draws the grid and links each failing
- * cell to its report.html (doc/report-html.md, "summary.html"). */
-static bool
-wtc_write_html (struct wtc_collect *c, GError **error)
-{
-  char *json = NULL;
-  size_t len = 0;
-  FILE *mem = open_memstream (&json, &len);
-  if (!mem) {
-    g_set_error (error, WTC_ERROR, errno, "open_memstream: %s", g_strerror (errno));
-    return false;
-  }
-  fputs ("{\"kind\": \"campaign\", \"summary\": ", mem);
-  wtc_write_json (c, mem);
-  fputs ("}\n", mem);
-  if (fclose (mem) != 0) {
-    free (json);
-    g_set_error (error, WTC_ERROR, errno, "summary.html: %s", g_strerror (errno));
-    return false;
-  }
-  g_autofree char *path = g_build_filename (c->dir, "summary.html", NULL);
-  g_autofree char *tmp = g_strdup_printf ("%s.tmp", path);
-  g_autofree char *title = g_strdup_printf ("wtrack campaign %s", c->dir);
-  bool ok = wtc_html_page (tmp, title, json, error);
-  free (json);
-  if (ok && rename (tmp, path) != 0) {
-    g_set_error (error, WTC_ERROR, errno, "rename: %s: %s", path, g_strerror (errno));
-    ok = false;
-  }
-  return ok;
 }
 
 static int
@@ -854,12 +420,9 @@ wtc_campaign_collect (const char *dir, FILE *print, int *status, GError **error)
   c.columns = g_ptr_array_new_with_free_func ((GDestroyNotify) wtc_column_free);
   c.phases = g_ptr_array_new_with_free_func (g_free);
   wtc_tally_all (&c);
-  bool written = wtc_write_file (&c, "summary.txt", wtc_write_text, error)
-                 && wtc_write_file (&c, "summary.json", wtc_write_json, error)
-                 && wtc_write_file (&c, "results.xml", wtc_write_xml, error)
-                 && wtc_write_html (&c, error);
+  bool written = wtc_summary_write (&c, error);
   if (written && print)
-    wtc_write_text (&c, print);
+    wtc_summary_text (&c, print);
   *status = c.total.counts[WTC_CELL_ERROR]     ? WT_EXIT_ERROR
             : c.total.counts[WTC_CELL_DAMAGED] ? WT_EXIT_DAMAGE
                                                : WT_EXIT_OK;

@@ -23,7 +23,7 @@ static const char *const wtc_reserved[] = { "out", "kernel", "modules", "fs", "w
 static const char *const wtc_fs_names[] = { "ext2", "ext3", "ext4", "xfs", "btrfs", NULL };
 static const char *const wtc_releases[] = { "bullseye", "bookworm", "bookworm-backports",
                                             "trixie", NULL };
-/* The architectures of scripts/arches; a debian: spec without one is the
+/* The architectures of share/arches; a debian: spec without one is the
  * first, amd64. */
 static const char *const wtc_arches[] = { "amd64", "ppc64el", "arm64", "s390x", NULL };
 

@@ -1,7 +1,8 @@
 /* wtrack check: the data every stage of the check shares.
  * Stages: check/map.c finds the bad sectors (manifest against image),
  * check/log.c looks them up in one pass over the log and classes them,
- * check/runs.c groups them, report-text.c and report-json.c print them. */
+ * check/runs.c groups them, check/verdict.c judges them, report-text.c,
+ * report-json.c and report-html.c print them. */
 #ifndef WTC_CHECK_H
 #define WTC_CHECK_H
 
@@ -36,6 +37,7 @@ struct wtc_bad {
   uint64_t expected;            /* the manifest's hash */
   uint64_t image;               /* what the file reads there */
   bool unwritten;               /* in an UNWRITTEN extent: reads zeros */
+  bool delalloc;                /* in a DELALLOC extent: never written, no block */
   bool ambiguous;               /* expected content too common to trace */
   bool stale;                   /* written, yet the disk holds its pre-run content */
   uint8_t cls;
@@ -55,7 +57,7 @@ struct wtc_bad {
 
 struct wtc_file_stat {
   uint64_t checked;             /* sectors compared */
-  uint64_t uncheckable;         /* in extents flagged unmappable (inline, encoded) */
+  uint64_t uncheckable;         /* in unmappable extents (inline, encoded), not DELALLOC */
   uint64_t unchecked;           /* in extents misaligned or off the image */
   uint64_t claimed_twice;       /* claimed by more than one extent */
   uint64_t bad;
@@ -112,14 +114,6 @@ void wtc_warn (struct wtc_check *c, const char *fmt, ...) G_GNUC_PRINTF (2, 3);
 /* check/map.c: maps every file sector to the disk, reads the image, and
  * fills c->bad, c->files and c->mapped. */
 bool wtc_find_bad (struct wtc_check *c, GError **error);
-/* Every sector the manifest claims was compared, each once, and some were:
- * without that the check cannot say clean. */
-bool wtc_coverage_complete (const struct wtc_check *c);
-/* The log, the channel and the coverage all complete (else exit 2). */
-bool wtc_inputs_complete (const struct wtc_check *c);
-/* "damaged", "unchecked" (nothing bad among what was compared, but not all
- * of it could be) or "clean". */
-const char *wtc_verdict (const struct wtc_check *c);
 
 /* check/log.c: one pass over the log: facts about each bad sector, the
  * CHANNEL records (placing the messages), then the classes. */
@@ -154,8 +148,30 @@ guint wtc_page_describe (const struct wtc_check *c, guint first, GString *out);
 /* Reading the guest's RESULT. */
 char *wtc_result_value (const struct wtc_check *c, const char *key);
 char *wtc_hello_value (const struct wtc_check *c, const char *key);
+
+/* check/verdict.c: every verdict; the reports only render them. */
+/* Every sector the manifest claims was compared, each once, and some were:
+ * without that the check cannot say clean. */
+bool wtc_coverage_complete (const struct wtc_check *c);
+/* The log, the channel and the coverage all complete (else exit 2). */
+bool wtc_inputs_complete (const struct wtc_check *c);
+/* "damaged" (warm or cold), "unchecked" (nothing bad among what was
+ * compared, but not all of it could be) or "clean". */
+const char *wtc_verdict (const struct wtc_check *c);
+/* File fi's warm verdict: "damaged", "unchecked" (some of its sectors could
+ * not be compared, or none was) or "clean". */
+const char *wtc_file_verdict (const struct wtc_check *c, uint32_t fi);
+/* How the log ended: "closed", "unclosed" (no final CLOSE), "torn" or
+ * "unread". */
+const char *wtc_log_end (const struct wtc_check *c);
 /* "page cache was correct" or NULL when RESULT says nothing. */
 const char *wtc_page_cache_verdict (const struct wtc_check *c);
+/* "clean", "damaged", "not run" or "unreadable" */
+const char *wtc_cold_verdict (const struct wtc_cold *k);
+bool wtc_cold_damaged (const struct wtc_cold *k);
+/* WT_EXIT_ERROR when the inputs were not complete or the cold pass failed,
+ * else WT_EXIT_DAMAGE for damage warm or cold, WT_EXIT_OK. */
+int wtc_exit_status (const struct wtc_check *c);
 
 /* report-text.c, report-json.c */
 struct wtc_report_opts {
@@ -165,5 +181,7 @@ struct wtc_report_opts {
 void wtc_report_text (const struct wtc_check *c, const struct wtc_report_opts *o,
                       FILE *out);
 bool wtc_report_json (const struct wtc_check *c, const char *path, GError **error);
+/* report-ops.c: the "ops" field (the ops workload's counts), or null. */
+void wtc_report_json_ops (const struct wtc_check *c, JsonBuilder *b);
 
 #endif

@@ -474,28 +474,6 @@ wtc_cold_clear (struct wtc_cold *k)
     g_ptr_array_unref (k->fsck_lines);
 }
 
-bool
-wtc_cold_damaged (const struct wtc_cold *k)
-{
-  bool fsck_bad = k->fsck_ran && strcmp (k->fsck_verdict, "errors") == 0;
-  if (!k->ran)
-    return fsck_bad;
-  /* A cold kernel that could not even mount the disk found damage. */
-  return fsck_bad || k->files_damaged || (!k->mf && k->guest_error);
-}
-
-const char *
-wtc_cold_verdict (const struct wtc_cold *k)
-{
-  if (!k->ran && !k->fsck_ran)
-    return "not run";
-  if (wtc_cold_damaged (k))
-    return "damaged";
-  if (k->ran && !k->mf)
-    return "unreadable";
-  return "clean";
-}
-
 /* Runs: contiguous in the file and on both disk places, one class. */
 GArray *
 wtc_cold_file_runs (const struct wtc_cold *k, uint32_t fi)

@@ -10,6 +10,7 @@
 
 #include <glib.h>
 
+#include "lib/json.h"
 #include "manifest.h"
 
 struct wtc_check;
@@ -83,16 +84,13 @@ struct wtc_cold {
 void wtc_cold_check (struct wtc_check *c, const char *cold_path, const char *fsck_path,
                      const char *base_path);
 void wtc_cold_clear (struct wtc_cold *k);
-/* "clean", "damaged", "not run" or "unreadable" */
-const char *wtc_cold_verdict (const struct wtc_cold *k);
-bool wtc_cold_damaged (const struct wtc_cold *k);
 GArray *wtc_cold_file_runs (const struct wtc_cold *k, uint32_t fi);
 /* Runs of meta_lacking: contiguous sectors, one last write. */
 GArray *wtc_cold_meta_runs (const struct wtc_cold *k);
 /* The cold section of the text report. */
 void wtc_cold_report_text (const struct wtc_check *c, int max_runs, FILE *out);
-void wtc_cold_report_json (const struct wtc_check *c, FILE *out);
-/* The cold object alone, at most max_runs runs (UINT64_MAX: all). */
-void wtc_cold_json_object (const struct wtc_check *c, uint64_t max_runs, FILE *out);
+/* The cold object as b's next value, at most max_runs runs (UINT64_MAX:
+ * all). */
+void wtc_cold_json_object (const struct wtc_check *c, uint64_t max_runs, JsonBuilder *b);
 
 #endif

@@ -348,6 +348,8 @@ wtc_log_pass (struct wtc_check *c, GError **error)
 static uint8_t
 wtc_class_of (const struct wtc_bad *b)
 {
+  if (b->delalloc)
+    return WTC_LOST;            /* no block: the kernel kept the bytes */
   if (b->disk_sector == WTC_NO_SECTOR)
     return WTC_UNMAPPED;
   if (b->last_seq && b->last_known && b->last_hash == b->expected)
@@ -440,15 +442,3 @@ wtc_hello_value (const struct wtc_check *c, const char *key)
   return wtc_msg_value (c, WTCH_HELLO, key);
 }
 
-const char *
-wtc_page_cache_verdict (const struct wtc_check *c)
-{
-  g_autofree char *rb = wtc_result_value (c, "readback");
-  if (!rb)
-    return NULL;
-  if (strcmp (rb, "match") == 0)
-    return "page cache was correct";
-  if (strcmp (rb, "mismatch") == 0)
-    return "page cache was wrong too";
-  return NULL;
-}

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "check/check.h"
+#include "lib/json.h"
 #include "lib/lastwrite.h"
 #include "sector-hash.h"
 
@@ -166,47 +167,50 @@ wtc_cold_report_text (const struct wtc_check *c, int max_runs, FILE *out)
 }
 
 static void
-wtc_cold_json_sector (const char *key, uint64_t s, FILE *out)
+wtc_cold_json_sector (JsonBuilder *b, const char *key, uint64_t s)
 {
   if (s == WTC_NO_SECTOR)
-    fprintf (out, ", \"%s\": null", key);
+    wtc_jb_null (b, key);
   else
-    fprintf (out, ", \"%s\": %" PRIu64, key, s);
+    wtc_jb_u64 (b, key, s);
 }
 
 static void
-wtc_cold_json_run (const struct wtc_cold *k, const struct wtc_cold_run *r, FILE *out)
+wtc_cold_json_run (const struct wtc_cold *k, const struct wtc_cold_run *r, JsonBuilder *b)
 {
-  const struct wtc_cold_bad *b = &g_array_index (k->bad, struct wtc_cold_bad, r->first);
-  fprintf (out, "{\"class\": \"%s\", \"file_offset\": %" PRIu64 ", \"sectors\": %u",
-           wtc_cold_class_name (b->cls), b->file_sector * WT_SECTOR_SIZE, r->count);
-  wtc_cold_json_sector ("warm_disk_sector", b->warm_disk, out);
-  wtc_cold_json_sector ("cold_disk_sector", b->cold_disk, out);
-  if (b->cls == WTC_COLD_MOVED)
-    fprintf (out, ", \"warm_place_holds_data\": %s", b->warm_holds ? "true" : "false");
-  if (b->cls == WTC_COLD_UNREADABLE)
-    fprintf (out, ", \"errno\": %" PRIu32, b->err);
-  if (b->last_seq)
-    fprintf (out, ", \"last_write_seq\": %" PRIu64 ", \"last_write_ns\": %" PRIu64 "}",
-             b->last_seq, b->last_t);
-  else
-    fputs (", \"last_write_seq\": null}", out);
+  const struct wtc_cold_bad *bad = &g_array_index (k->bad, struct wtc_cold_bad, r->first);
+  wtc_jb_object (b, NULL);
+  wtc_jb_str (b, "class", wtc_cold_class_name (bad->cls));
+  wtc_jb_u64 (b, "file_offset", bad->file_sector * WT_SECTOR_SIZE);
+  wtc_jb_u64 (b, "sectors", r->count);
+  wtc_cold_json_sector (b, "warm_disk_sector", bad->warm_disk);
+  wtc_cold_json_sector (b, "cold_disk_sector", bad->cold_disk);
+  if (bad->cls == WTC_COLD_MOVED)
+    wtc_jb_bool (b, "warm_place_holds_data", bad->warm_holds);
+  if (bad->cls == WTC_COLD_UNREADABLE)
+    wtc_jb_u64 (b, "errno", bad->err);
+  if (bad->last_seq) {
+    wtc_jb_u64 (b, "last_write_seq", bad->last_seq);
+    wtc_jb_u64 (b, "last_write_ns", bad->last_t);
+  } else
+    wtc_jb_null (b, "last_write_seq");
+  json_builder_end_object (b);
 }
 
 /* budget: runs still to be written; what is over it is only counted. */
 static void
 wtc_cold_json_file (const struct wtc_check *c, uint32_t fi, uint64_t *budget,
-                    uint64_t *omitted, FILE *out)
+                    uint64_t *omitted, JsonBuilder *b)
 {
   const struct wtc_cold *k = &c->cold;
   const struct wtc_cold_file *cf = &k->files[fi];
-  fputs ("\n      {", out);
-  wtc_json_str (out, "path");
-  fputs (": ", out);
-  wtc_json_str (out, c->mf->files[fi].path);
-  fprintf (out, ", \"error\": %" PRIu32 ", \"size\": %" PRIu64 ", \"cold_size\": %" PRIu64
-           ", \"bad_sectors\": %" PRIu64 ", \"runs\": [", cf->error, c->mf->files[fi].size,
-           cf->cold_size, cf->bad);
+  wtc_jb_object (b, NULL);
+  wtc_jb_str (b, "path", c->mf->files[fi].path);
+  wtc_jb_u64 (b, "error", cf->error);
+  wtc_jb_u64 (b, "size", c->mf->files[fi].size);
+  wtc_jb_u64 (b, "cold_size", cf->cold_size);
+  wtc_jb_u64 (b, "bad_sectors", cf->bad);
+  wtc_jb_array (b, "runs");
   g_autoptr (GArray) runs = wtc_cold_file_runs (k, fi);
   for (guint i = 0; i < runs->len; i++) {
     if (*budget == 0) {
@@ -214,40 +218,39 @@ wtc_cold_json_file (const struct wtc_check *c, uint32_t fi, uint64_t *budget,
       break;
     }
     --*budget;
-    fputs (i ? ",\n        " : "\n        ", out);
-    wtc_cold_json_run (k, &g_array_index (runs, struct wtc_cold_run, i), out);
+    wtc_cold_json_run (k, &g_array_index (runs, struct wtc_cold_run, i), b);
   }
-  fputs ("]}", out);
+  json_builder_end_array (b);
+  json_builder_end_object (b);
 }
 
 static void
-wtc_cold_json_fsck (const struct wtc_cold *k, FILE *out)
+wtc_cold_json_fsck (const struct wtc_cold *k, JsonBuilder *b)
 {
   if (!k->fsck_ran) {
-    fputs ("    \"fsck\": null", out);
+    wtc_jb_null (b, "fsck");
     return;
   }
-  fputs ("    \"fsck\": {\"command\": ", out);
-  wtc_json_str (out, k->fsck_command ? k->fsck_command : "");
-  fprintf (out, ", \"status\": %d, \"verdict\": ", k->fsck_status);
-  wtc_json_str (out, k->fsck_verdict);
-  fputs (", \"lines\": [", out);
-  for (guint i = 0; i < k->fsck_lines->len; i++) {
-    fputs (i ? ", " : "", out);
-    wtc_json_str (out, g_ptr_array_index (k->fsck_lines, i));
-  }
-  fputs ("]}", out);
+  wtc_jb_object (b, "fsck");
+  wtc_jb_str (b, "command", k->fsck_command ? k->fsck_command : "");
+  wtc_jb_int (b, "status", k->fsck_status);
+  wtc_jb_str (b, "verdict", k->fsck_verdict);
+  wtc_jb_strings (b, "lines", k->fsck_lines);
+  json_builder_end_object (b);
 }
 
 static void
-wtc_cold_json_meta (const struct wtc_cold *k, uint64_t *budget, uint64_t *omitted, FILE *out)
+wtc_cold_json_meta (const struct wtc_cold *k, uint64_t *budget, uint64_t *omitted,
+                    JsonBuilder *b)
 {
   if (!k->meta_lacking) {
-    fputs ("    \"metadata_lacking\": null", out);
+    wtc_jb_null (b, "metadata_lacking");
     return;
   }
   g_autoptr (GArray) runs = wtc_cold_meta_runs (k);
-  fprintf (out, "    \"metadata_lacking\": {\"sectors\": %u, \"runs\": [", k->meta_lacking->len);
+  wtc_jb_object (b, "metadata_lacking");
+  wtc_jb_u64 (b, "sectors", k->meta_lacking->len);
+  wtc_jb_array (b, "runs");
   for (guint i = 0; i < runs->len; i++) {
     if (*budget == 0) {
       *omitted += runs->len - i;
@@ -256,65 +259,54 @@ wtc_cold_json_meta (const struct wtc_cold *k, uint64_t *budget, uint64_t *omitte
     --*budget;
     const struct wtc_cold_run *r = &g_array_index (runs, struct wtc_cold_run, i);
     const struct wtc_diff *d = &g_array_index (k->meta_lacking, struct wtc_diff, r->first);
-    fprintf (out, "%s{\"disk_sector\": %" PRIu64 ", \"sectors\": %u, \"seq\": %" PRIu64
-             ", \"type\": \"%s\"}", i ? ",\n      " : "\n      ", d->sector, r->count, d->seq,
-             wtlog_type_name (d->type));
+    wtc_jb_object (b, NULL);
+    wtc_jb_u64 (b, "disk_sector", d->sector);
+    wtc_jb_u64 (b, "sectors", r->count);
+    wtc_jb_u64 (b, "seq", d->seq);
+    wtc_jb_str (b, "type", wtlog_type_name (d->type));
+    json_builder_end_object (b);
   }
-  fputs ("]}", out);
+  json_builder_end_array (b);
+  json_builder_end_object (b);
 }
 
-/* The cold object, {...}. At most max_runs runs (of the files and of the
+static void
+wtc_cold_json_counts (const struct wtc_cold *k, JsonBuilder *b)
+{
+  wtc_jb_u64 (b, "files_damaged", k->files_damaged);
+  wtc_jb_u64 (b, "size_changed", k->size_changed);
+  wtc_jb_u64 (b, "unopenable", k->unopenable);
+  wtc_jb_u64 (b, "bad_sectors", k->bad ? k->bad->len : 0);
+  wtc_jb_object (b, "by_class");
+  for (unsigned cls = 0; cls < WTC_COLD_NCLASSES; cls++)
+    wtc_jb_u64 (b, wtc_cold_class_name (cls), k->by_class[cls]);
+  json_builder_end_object (b);
+}
+
+/* The cold object. At most max_runs runs (of the files and of the
  * metadata) are written, UINT64_MAX for all; "runs_omitted" counts the
  * rest when there is any (the HTML report's bound). */
 void
-wtc_cold_json_object (const struct wtc_check *c, uint64_t max_runs, FILE *out)
+wtc_cold_json_object (const struct wtc_check *c, uint64_t max_runs, JsonBuilder *b)
 {
   const struct wtc_cold *k = &c->cold;
   uint64_t budget = max_runs, omitted = 0;
-  fprintf (out, "{\n    \"verdict\": \"%s\",\n    \"ran\": %s,\n    ",
-           wtc_cold_verdict (k), k->ran ? "true" : "false");
-  fputs ("\"kernel\": ", out);
-  if (k->kernel)
-    wtc_json_str (out, k->kernel);
-  else
-    fputs ("null", out);
-  fputs (",\n    \"error\": ", out);
-  if (k->error || k->guest_error)
-    wtc_json_str (out, k->guest_error ? k->guest_error : k->error);
-  else
-    fputs ("null", out);
-  uint64_t bad = k->bad ? k->bad->len : 0;
-  fprintf (out, ",\n    \"files_damaged\": %" PRIu32 ", \"size_changed\": %" PRIu32
-           ", \"unopenable\": %" PRIu32 ",\n    \"bad_sectors\": %" PRIu64 ", \"by_class\": {",
-           k->files_damaged, k->size_changed, k->unopenable, bad);
-  for (unsigned cls = 0; cls < WTC_COLD_NCLASSES; cls++)
-    fprintf (out, "%s\"%s\": %" PRIu64, cls ? ", " : "", wtc_cold_class_name (cls),
-             k->by_class[cls]);
-  fputs ("},\n", out);
-  wtc_cold_json_fsck (k, out);
-  fputs (",\n", out);
-  wtc_cold_json_meta (k, &budget, &omitted, out);
-  fputs (",\n    \"files\": [", out);
-  bool first = true;
+  wtc_jb_object (b, NULL);
+  wtc_jb_str (b, "verdict", wtc_cold_verdict (k));
+  wtc_jb_bool (b, "ran", k->ran);
+  wtc_jb_str (b, "kernel", k->kernel);
+  wtc_jb_str (b, "error", k->guest_error ? k->guest_error : k->error);
+  wtc_cold_json_counts (k, b);
+  wtc_cold_json_fsck (k, b);
+  wtc_cold_json_meta (k, &budget, &omitted, b);
+  wtc_jb_array (b, "files");
   for (uint32_t fi = 0; k->mf && fi < c->mf->nfiles; fi++) {
     const struct wtc_cold_file *cf = &k->files[fi];
-    if (!cf->bad && !cf->error && cf->cold_size == c->mf->files[fi].size)
-      continue;
-    fputs (first ? "" : ",", out);
-    first = false;
-    wtc_cold_json_file (c, fi, &budget, &omitted, out);
+    if (cf->bad || cf->error || cf->cold_size != c->mf->files[fi].size)
+      wtc_cold_json_file (c, fi, &budget, &omitted, b);
   }
-  fputs ("]", out);
+  json_builder_end_array (b);
   if (omitted)
-    fprintf (out, ",\n    \"runs_omitted\": %" PRIu64, omitted);
-  fputs ("\n  }", out);
-}
-
-/* "cold": {...}, with its trailing comma. */
-void
-wtc_cold_report_json (const struct wtc_check *c, FILE *out)
-{
-  fputs ("  \"cold\": ", out);
-  wtc_cold_json_object (c, UINT64_MAX, out);
-  fputs (",\n", out);
+    wtc_jb_u64 (b, "runs_omitted", omitted);
+  json_builder_end_object (b);
 }

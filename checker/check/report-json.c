@@ -1,107 +1,127 @@
-/* The check's JSON report; doc/report-json.md describes every field. */
+/* The check's JSON report; doc/report-json.md describes every field. It
+ * is written through json-glib (lib/json.h): the top-level fields one a
+ * line, then the files one a line, each built and written on its own. */
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
 
 #include "check/check.h"
+#include "lib/json.h"
 #include "sector-hash.h"
 
 #define WTC_JSON_VERSION 1
 
 static void
-wtc_json_kv_str (FILE *out, const char *key, const char *value)
-{
-  fprintf (out, "\"%s\": ", key);
-  if (value)
-    wtc_json_str (out, value);
-  else
-    fputs ("null", out);
-}
-
-static void
-wtc_json_op (const struct wtc_check *c, const struct wtc_run *r, FILE *out)
+wtc_json_op (const struct wtc_check *c, const struct wtc_run *r, JsonBuilder *b)
 {
   if (!r->op || r->op > c->mf->nops) {
-    fputs (", \"op\": null", out);
+    wtc_jb_null (b, "op");
     return;
   }
   const struct wtmf_op *op = &c->mf->ops[r->op - 1];
-  fprintf (out, ", \"op\": {\"number\": %" PRIu32 ", \"kind\": \"%s\", \"offset\": %" PRIu64
-           ", \"length\": %" PRIu64 ", \"guest_ns\": %" PRIu64 "}", r->op,
-           wtmf_op_kind_name (op->kind), op->offset, op->length, op->guest_ns);
+  wtc_jb_object (b, "op");
+  wtc_jb_u64 (b, "number", r->op);
+  wtc_jb_str (b, "kind", wtmf_op_kind_name (op->kind));
+  wtc_jb_u64 (b, "offset", op->offset);
+  wtc_jb_u64 (b, "length", op->length);
+  wtc_jb_u64 (b, "guest_ns", op->guest_ns);
+  json_builder_end_object (b);
   uint64_t t;
   bool approx;
-  if (wtc_guest_to_log (c, op->guest_ns, &t, &approx))
-    fprintf (out, ", \"op_time_ns\": %" PRIu64 ", \"op_time_approx\": %s", t,
-             approx ? "true" : "false");
-  else
-    fputs (", \"op_time_ns\": null", out);
+  if (wtc_guest_to_log (c, op->guest_ns, &t, &approx)) {
+    wtc_jb_u64 (b, "op_time_ns", t);
+    wtc_jb_bool (b, "op_time_approx", approx);
+  } else
+    wtc_jb_null (b, "op_time_ns");
 }
 
 static void
-wtc_json_story (const struct wtc_run *r, const struct wtc_bad *b, FILE *out)
+wtc_json_holds (const struct wtc_bad *bad, JsonBuilder *b)
 {
-  if (b->holds_seq)
-    fprintf (out, ", \"holds\": {\"seq\": %" PRIu64 "}", b->holds_seq);
-  else if (b->stale)
-    fputs (", \"holds\": \"pre-run\", \"stale\": true", out);
-  else if (b->disk_sector != WTC_NO_SECTOR && !b->unwritten)
-    fputs (", \"holds\": \"pre-run\"", out);
+  if (bad->holds_seq) {
+    wtc_jb_object (b, "holds");
+    wtc_jb_u64 (b, "seq", bad->holds_seq);
+    json_builder_end_object (b);
+  } else if (bad->stale) {
+    wtc_jb_str (b, "holds", "pre-run");
+    wtc_jb_bool (b, "stale", true);
+  } else if (bad->disk_sector != WTC_NO_SECTOR && !bad->unwritten)
+    wtc_jb_str (b, "holds", "pre-run");
   else
-    fputs (", \"holds\": null", out);
-  fprintf (out, ", \"holds_mixed\": %s", r->holds_mixed ? "true" : "false");
-  if (r->last_seq)
-    fprintf (out, ", \"last_write_seq\": %" PRIu64 ", \"last_write_ns\": %" PRIu64,
-             r->last_seq, r->last_t);
-  else
-    fputs (", \"last_write_seq\": null", out);
-  if (b->expected_seq)
-    fprintf (out, ", \"expected_seq\": %" PRIu64, b->expected_seq);
-  if (b->replaced_seq)
-    fprintf (out, ", \"replaced_by_seq\": %" PRIu64, b->replaced_seq);
-  if (b->misplaced_count)
-    fprintf (out, ", \"misplaced_to\": {\"disk_sector\": %" PRIu64 ", \"seq\": %" PRIu64
-             ", \"writes\": %" PRIu32 "}", b->misplaced_sector, b->misplaced_seq,
-             b->misplaced_count);
-  fprintf (out, ", \"unwritten_extent\": %s, \"ambiguous\": %s",
-           b->unwritten ? "true" : "false", b->ambiguous ? "true" : "false");
+    wtc_jb_null (b, "holds");
 }
 
 static void
-wtc_json_run (const struct wtc_check *c, const struct wtc_run *r, FILE *out)
+wtc_json_story (const struct wtc_run *r, const struct wtc_bad *bad, JsonBuilder *b)
 {
-  const struct wtc_bad *b = &g_array_index (c->bad, struct wtc_bad, r->first);
-  fprintf (out, "{\"class\": \"%s\", \"file_offset\": %" PRIu64 ", \"file_sector\": %" PRIu64,
-           wtc_class_name (r->cls), b->file_sector * WT_SECTOR_SIZE, b->file_sector);
-  if (b->disk_sector == WTC_NO_SECTOR)
-    fputs (", \"disk_sector\": null", out);
+  wtc_json_holds (bad, b);
+  wtc_jb_bool (b, "holds_mixed", r->holds_mixed);
+  if (r->last_seq) {
+    wtc_jb_u64 (b, "last_write_seq", r->last_seq);
+    wtc_jb_u64 (b, "last_write_ns", r->last_t);
+  } else
+    wtc_jb_null (b, "last_write_seq");
+  if (bad->expected_seq)
+    wtc_jb_u64 (b, "expected_seq", bad->expected_seq);
+  if (bad->replaced_seq)
+    wtc_jb_u64 (b, "replaced_by_seq", bad->replaced_seq);
+  if (bad->misplaced_count) {
+    wtc_jb_object (b, "misplaced_to");
+    wtc_jb_u64 (b, "disk_sector", bad->misplaced_sector);
+    wtc_jb_u64 (b, "seq", bad->misplaced_seq);
+    wtc_jb_u64 (b, "writes", bad->misplaced_count);
+    json_builder_end_object (b);
+  }
+  wtc_jb_bool (b, "unwritten_extent", bad->unwritten);
+  wtc_jb_bool (b, "ambiguous", bad->ambiguous);
+}
+
+static void
+wtc_json_hash (JsonBuilder *b, const char *key, uint64_t hash)
+{
+  char hex[17];
+  g_snprintf (hex, sizeof hex, "%016" PRIx64, hash);
+  wtc_jb_str (b, key, hex);
+}
+
+static void
+wtc_json_run (const struct wtc_check *c, const struct wtc_run *r, JsonBuilder *b)
+{
+  const struct wtc_bad *bad = &g_array_index (c->bad, struct wtc_bad, r->first);
+  wtc_jb_object (b, NULL);
+  wtc_jb_str (b, "class", wtc_class_name (r->cls));
+  wtc_jb_u64 (b, "file_offset", bad->file_sector * WT_SECTOR_SIZE);
+  wtc_jb_u64 (b, "file_sector", bad->file_sector);
+  if (bad->disk_sector == WTC_NO_SECTOR)
+    wtc_jb_null (b, "disk_sector");
   else
-    fprintf (out, ", \"disk_sector\": %" PRIu64, b->disk_sector);
-  fprintf (out, ", \"sectors\": %u", r->count);
-  wtc_json_op (c, r, out);
-  wtc_json_story (r, b, out);
-  fputs (", \"sector_detail\": [", out);
+    wtc_jb_u64 (b, "disk_sector", bad->disk_sector);
+  wtc_jb_u64 (b, "sectors", r->count);
+  wtc_json_op (c, r, b);
+  wtc_json_story (r, bad, b);
+  wtc_jb_array (b, "sector_detail");
   for (guint i = 0; i < r->count; i++) {
     const struct wtc_bad *s = &g_array_index (c->bad, struct wtc_bad, r->first + i);
-    fprintf (out, "%s{\"expected\": \"%016" PRIx64 "\", \"image\": \"%016" PRIx64 "\"",
-             i ? ", " : "", s->expected, s->image);
+    wtc_jb_object (b, NULL);
+    wtc_json_hash (b, "expected", s->expected);
+    wtc_json_hash (b, "image", s->image);
     if (s->holds_seq)
-      fprintf (out, ", \"holds_seq\": %" PRIu64, s->holds_seq);
-    fputs ("}", out);
+      wtc_jb_u64 (b, "holds_seq", s->holds_seq);
+    json_builder_end_object (b);
   }
-  fputs ("]}", out);
+  json_builder_end_array (b);
+  json_builder_end_object (b);
 }
 
 static void
-wtc_json_pages (const struct wtc_check *c, uint32_t fi, FILE *out)
+wtc_json_pages (const struct wtc_check *c, uint32_t fi, JsonBuilder *b)
 {
   g_autoptr (GString) line = g_string_new (NULL);
   guint i = wtc_file_first_bad (c, fi);
-  bool any = false;
-  fputs ("\"pages\": [", out);
+  wtc_jb_array (b, "pages");
   while (i < c->bad->len && g_array_index (c->bad, struct wtc_bad, i).file == fi) {
-    const struct wtc_bad *b = &g_array_index (c->bad, struct wtc_bad, i);
-    uint64_t page = b->file_sector / 8;
+    const struct wtc_bad *bad = &g_array_index (c->bad, struct wtc_bad, i);
+    uint64_t page = bad->file_sector / 8;
     unsigned mask = 0;
     guint j = i;
     for (; j < c->bad->len; j++) {
@@ -112,104 +132,144 @@ wtc_json_pages (const struct wtc_check *c, uint32_t fi, FILE *out)
     }
     g_string_truncate (line, 0);
     wtc_page_describe (c, i, line);
-    fprintf (out, "%s\n        {\"page\": %" PRIu64 ", \"bad_mask\": %u, \"text\": ",
-             any ? "," : "", page, mask);
-    wtc_json_str (out, line->str);
-    fputs ("}", out);
-    any = true;
+    wtc_jb_object (b, NULL);
+    wtc_jb_u64 (b, "page", page);
+    wtc_jb_u64 (b, "bad_mask", mask);
+    wtc_jb_str (b, "text", line->str);
+    json_builder_end_object (b);
     i = j;
   }
-  fputs ("]", out);
+  json_builder_end_array (b);
 }
 
 static void
-wtc_json_file (const struct wtc_check *c, uint32_t fi, FILE *out)
+wtc_json_file (const struct wtc_check *c, uint32_t fi, JsonBuilder *b)
 {
   const struct wtmf_file *f = &c->mf->files[fi];
   const struct wtc_file_stat *st = &c->files[fi];
-  fputs ("    {", out);
-  wtc_json_kv_str (out, "path", f->path);
-  fprintf (out, ", \"inode\": %" PRIu64 ", \"size\": %" PRIu64 ", \"sectors\": %" PRIu64
-           ", \"checked_sectors\": %" PRIu64 ", \"uncheckable_sectors\": %" PRIu64
-           ", \"unchecked_sectors\": %" PRIu64 ", \"claimed_twice_sectors\": %" PRIu64
-           ", \"bad_sectors\": %" PRIu64 ", \"bad_pages\": %" PRIu64 ",\n      \"runs\": [",
-           f->inode, f->size, f->nsectors, st->checked, st->uncheckable + st->unchecked,
-           st->unchecked, st->claimed_twice, st->bad, wtc_file_bad_pages (c, fi));
+  wtc_jb_object (b, NULL);
+  wtc_jb_str (b, "path", f->path);
+  wtc_jb_u64 (b, "inode", f->inode);
+  wtc_jb_u64 (b, "size", f->size);
+  wtc_jb_u64 (b, "sectors", f->nsectors);
+  wtc_jb_u64 (b, "checked_sectors", st->checked);
+  wtc_jb_u64 (b, "uncheckable_sectors", st->uncheckable + st->unchecked);
+  wtc_jb_u64 (b, "unchecked_sectors", st->unchecked);
+  wtc_jb_u64 (b, "claimed_twice_sectors", st->claimed_twice);
+  wtc_jb_u64 (b, "bad_sectors", st->bad);
+  wtc_jb_u64 (b, "bad_pages", wtc_file_bad_pages (c, fi));
   g_autoptr (GArray) runs = wtc_file_runs (c, fi);
-  for (guint i = 0; i < runs->len; i++) {
-    fputs (i ? ",\n        " : "\n        ", out);
-    wtc_json_run (c, &g_array_index (runs, struct wtc_run, i), out);
-  }
-  fputs ("],\n      ", out);
-  wtc_json_pages (c, fi, out);
-  fputs ("}", out);
+  wtc_jb_array (b, "runs");
+  for (guint i = 0; i < runs->len; i++)
+    wtc_json_run (c, &g_array_index (runs, struct wtc_run, i), b);
+  json_builder_end_array (b);
+  wtc_json_pages (c, fi, b);
+  json_builder_end_object (b);
 }
 
+/* KEY: a HELLO size in bytes as a number; null when the guest sent none
+ * (older guests) or not a number. */
 static void
-wtc_json_inputs (const struct wtc_check *c, FILE *out)
+wtc_json_hello_size (const struct wtc_check *c, const char *key, JsonBuilder *b)
+{
+  g_autofree char *v = wtc_hello_value (c, key);
+  guint64 n;
+  if (v && g_ascii_string_to_unsigned (v, 10, 1, G_MAXUINT32, &n, NULL))
+    wtc_jb_u64 (b, key, n);
+  else
+    wtc_jb_null (b, key);
+}
+
+/* The guest's HELLO and RESULT keys as strings, and the page cache's verdict. */
+static void
+wtc_json_guest (const struct wtc_check *c, JsonBuilder *b)
 {
   static const char *const hello_keys[] = { "kernel", "arch", "fs", "workload", "seed" };
   static const char *const result_keys[] = { "status", "readback", "readback_bad_sectors", "io_errors", "error" };
-  fputs ("  \"guest\": {", out);
+  wtc_jb_object (b, "guest");
   for (size_t i = 0; i < G_N_ELEMENTS (hello_keys); i++) {
     g_autofree char *v = wtc_hello_value (c, hello_keys[i]);
-    fputs (i ? ", " : "", out);
-    wtc_json_kv_str (out, hello_keys[i], v);
+    wtc_jb_str (b, hello_keys[i], v);
   }
   for (size_t i = 0; i < G_N_ELEMENTS (result_keys); i++) {
     g_autofree char *v = wtc_result_value (c, result_keys[i]);
-    fputs (", ", out);
-    wtc_json_kv_str (out, result_keys[i], v);
+    wtc_jb_str (b, result_keys[i], v);
   }
-  const char *pc = wtc_page_cache_verdict (c);
-  fputs (", ", out);
-  wtc_json_kv_str (out, "page_cache", pc);
+  wtc_jb_str (b, "page_cache", wtc_page_cache_verdict (c));
   /* a number: the guest's page is what says how many blocks share one */
-  g_autofree char *page = wtc_hello_value (c, "page_size");
-  guint64 page_size;
-  if (page && g_ascii_string_to_unsigned (page, 10, 1, G_MAXUINT32, &page_size, NULL))
-    fprintf (out, ", \"page_size\": %" G_GUINT64_FORMAT, page_size);
-  else
-    fputs (", \"page_size\": null", out);
-  fputs ("},\n  \"log\": {", out);
-  fprintf (out, "\"records\": %" PRIu64 ", \"end\": \"%s\"", c->log_status.records,
-           !c->log_read ? "unread" : c->log_status.torn ? "torn"
-           : c->log_status.closed ? "closed" : "unclosed");
+  wtc_json_hello_size (c, "page_size", b);
+  /* and the file system's block: below the page, one page holds several */
+  wtc_json_hello_size (c, "block_size", b);
+  json_builder_end_object (b);
+}
+
+static void
+wtc_json_log (const struct wtc_check *c, JsonBuilder *b)
+{
+  wtc_jb_object (b, "log");
+  wtc_jb_u64 (b, "records", c->log_status.records);
+  wtc_jb_str (b, "end", wtc_log_end (c));
   if (c->log_status.torn) {
-    fprintf (out, ", \"bad_offset\": %" PRIu64 ", \"last_seq\": %" PRIu64 ", ",
-             c->log_status.bad_offset, c->log_status.last_seq);
-    wtc_json_kv_str (out, "error", c->log_status.error);
+    wtc_jb_u64 (b, "bad_offset", c->log_status.bad_offset);
+    wtc_jb_u64 (b, "last_seq", c->log_status.last_seq);
+    wtc_jb_str (b, "error", c->log_status.error);
   }
-  fputs ("},\n  ", out);
-  wtc_json_kv_str (out, "channel_error", c->channel_error);
-  fputs (",\n  \"warnings\": [", out);
-  for (guint i = 0; i < c->warnings->len; i++) {
-    fputs (i ? ", " : "", out);
-    wtc_json_str (out, g_ptr_array_index (c->warnings, i));
-  }
-  fprintf (out, "],\n  \"warnings_left_out\": %u,\n", c->warnings_left_out);
+  json_builder_end_object (b);
+}
+
+static void
+wtc_json_by_class (const uint64_t *by_class, JsonBuilder *b)
+{
+  wtc_jb_object (b, "by_class");
+  for (unsigned k = 0; k < WTC_NCLASSES; k++)
+    wtc_jb_u64 (b, wtc_class_name (k), by_class[k]);
+  json_builder_end_object (b);
+}
+
+/* Every top-level field but the files. */
+static void
+wtc_json_top (const struct wtc_check *c, JsonBuilder *b)
+{
+  wtc_jb_object (b, NULL);
+  wtc_jb_int (b, "version", WTC_JSON_VERSION);
+  wtc_jb_str (b, "verdict", wtc_verdict (c));
+  wtc_jb_bool (b, "inputs_complete", wtc_inputs_complete (c));
+  wtc_jb_u64 (b, "bad_sectors", c->bad->len);
+  wtc_jb_u64 (b, "compared_sectors", c->compared);
+  wtc_jb_u64 (b, "unchecked_sectors", c->unchecked);
+  wtc_jb_u64 (b, "claimed_twice_sectors", c->claimed_twice);
+  wtc_jb_bool (b, "image_truncated", c->image_short);
+  wtc_json_by_class (c->by_class, b);
+  json_builder_set_member_name (b, "cold");
+  wtc_cold_json_object (c, UINT64_MAX, b);
+  wtc_json_guest (c, b);
+  wtc_json_log (c, b);
+  wtc_jb_str (b, "channel_error", c->channel_error);
+  wtc_jb_strings (b, "warnings", c->warnings);
+  wtc_jb_u64 (b, "warnings_left_out", c->warnings_left_out);
+  wtc_report_json_ops (c, b);
+  json_builder_end_object (b);
 }
 
 static void
 wtc_json_write (const struct wtc_check *c, FILE *out)
 {
-  fprintf (out, "{\n  \"version\": %d,\n  \"verdict\": \"%s\",\n  \"inputs_complete\": %s,\n",
-           WTC_JSON_VERSION, wtc_verdict (c), wtc_inputs_complete (c) ? "true" : "false");
-  fprintf (out, "  \"bad_sectors\": %u,\n  \"compared_sectors\": %" PRIu64
-           ",\n  \"unchecked_sectors\": %" PRIu64 ",\n  \"claimed_twice_sectors\": %" PRIu64
-           ",\n  \"image_truncated\": %s,\n  \"by_class\": {", c->bad->len, c->compared,
-           c->unchecked, c->claimed_twice, c->image_short ? "true" : "false");
-  for (unsigned k = 0; k < WTC_NCLASSES; k++)
-    fprintf (out, "%s\"%s\": %" PRIu64, k ? ", " : "", wtc_class_name (k), c->by_class[k]);
-  fputs ("},\n", out);
-  wtc_cold_report_json (c, out);
-  wtc_json_inputs (c, out);
-  fputs ("  \"files\": [", out);
-  for (uint32_t fi = 0; c->mf && fi < c->mf->nfiles; fi++) {
-    fputs (fi ? ",\n" : "\n", out);
-    wtc_json_file (c, fi, out);
+  struct wtc_json_out o;
+  wtc_json_out_begin (&o, out);
+  {
+    g_autoptr (JsonBuilder) b = json_builder_new ();
+    wtc_json_top (c, b);
+    wtc_json_out_members (&o, b);
   }
-  fputs ("]\n}\n", out);
+  /* One file at a time: the report's memory is one file's. */
+  wtc_json_out_array_begin (&o, "files");
+  for (uint32_t fi = 0; c->mf && fi < c->mf->nfiles; fi++) {
+    g_autoptr (JsonBuilder) b = json_builder_new ();
+    wtc_json_file (c, fi, b);
+    wtc_json_out_item (&o, b);
+  }
+  wtc_json_out_array_end (&o);
+  wtc_json_out_end (&o);
 }
 
 bool

@@ -40,8 +40,10 @@ wtc_text_inputs (const struct wtc_check *c, FILE *out)
     ? g_strdup_printf (" (%s%s%s%s)", arch ? arch : "", arch && page ? ", " : "",
                        page ? page : "", page ? "-byte pages" : "")
     : g_strdup ("");
-  fprintf (out, "# guest: kernel %s%s, fs %s, workload %s\n", kernel ? kernel : "?",
-           machine, fs ? fs : "?", workload ? workload : "?");
+  g_autofree char *block = wtc_text_value (c, WTCH_HELLO, "block_size");
+  g_autofree char *blocks = block ? g_strdup_printf (" (%s-byte blocks)", block) : g_strdup ("");
+  fprintf (out, "# guest: kernel %s%s, fs %s%s, workload %s\n", kernel ? kernel : "?",
+           machine, fs ? fs : "?", blocks, workload ? workload : "?");
   fprintf (out, "# guest result: status %s, read-back %s%s%s%s%s%s\n",
            status ? status : "? (no RESULT)", readback ? readback : "?",
            rb_bad ? " (" : "", rb_bad ? rb_bad : "", rb_bad ? " bad sectors)" : "",
@@ -85,8 +87,7 @@ wtc_text_verdict (const struct wtc_check *c, uint32_t fi, FILE *out)
   const struct wtc_file_stat *st = &c->files[fi];
   g_autofree char *path = wtc_text_safe (f->path);
   if (!st->bad) {
-    bool unchecked = st->unchecked || (!st->checked && f->nsectors);
-    fprintf (out, "%s: %s (%" PRIu64 " sectors checked", path, unchecked ? "unchecked" : "clean",
+    fprintf (out, "%s: %s (%" PRIu64 " sectors checked", path, wtc_file_verdict (c, fi),
              st->checked);
     if (st->unchecked)
       fprintf (out, ", %" PRIu64 " could not be: extents misaligned or off the disk image",
@@ -170,6 +171,11 @@ wtc_text_run_story (const struct wtc_run *r, const struct wtc_bad *b, FILE *out)
 {
   char t[32];
   const char *mixed = r->holds_mixed ? " (first sector; the others differ)" : "";
+  if (b->delalloc) {
+    fprintf (out, "; no disk sector: delayed allocation never written (extent DELALLOC after"
+             " the sync): the kernel holds these bytes, no block was allocated");
+    return;
+  }
   wtc_text_run_cause (b, out);
   if (r->cls == WTC_UNMAPPED)
     return;

@@ -1,6 +1,7 @@
-/* The HTML pages' stylesheet and script (checker/check/report-html.css and
- * checker/check/report-html.js: check's report draws most of it, kept as plain files so they can be read and
- * linted as what they are), embedded at build time by the assembler's
+/* The HTML pages' stylesheet and script (checker/lib/html/report.css and
+ * checker/lib/html/report.js: check's report.html and a campaign's
+ * summary.html both draw with them; kept as plain files so they can be read
+ * and linted as what they are), embedded at build time by the assembler's
  * .incbin and NUL-terminated. checker/checker.mk makes this object depend
  * on both files. */
 __asm__ (".section .rodata\n"
@@ -8,12 +9,12 @@ __asm__ (".section .rodata\n"
          ".hidden wtc_html_css\n"
          ".type wtc_html_css, @object\n"
          "wtc_html_css:\n"
-         ".incbin \"checker/check/report-html.css\"\n"
+         ".incbin \"checker/lib/html/report.css\"\n"
          ".byte 0\n"
          ".global wtc_html_js\n"
          ".hidden wtc_html_js\n"
          ".type wtc_html_js, @object\n"
          "wtc_html_js:\n"
-         ".incbin \"checker/check/report-html.js\"\n"
+         ".incbin \"checker/lib/html/report.js\"\n"
          ".byte 0\n"
          ".previous\n");

@@ -6,7 +6,7 @@
 
 #include "lib/util.h"
 
-/* lib/html-assets.c: check/report-html.css and report-html.js, NUL-terminated. */
+/* lib/html-assets.c: lib/html/report.css and report.js, NUL-terminated. */
 extern const char wtc_html_css[], wtc_html_js[];
 
 void

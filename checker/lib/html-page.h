@@ -1,6 +1,6 @@
 /* The page of wtrack's HTML reports: no server, no network. check's
  * report.html and a campaign's summary.html are this page around their own
- * data; the script (checker/check/report-html.js) draws what the data's
+ * data; the script (checker/lib/html/report.js) draws what the data's
  * "kind" names. */
 #ifndef WTC_LIB_HTML_PAGE_H
 #define WTC_LIB_HTML_PAGE_H

@@ -1,9 +1,9 @@
-/* libFuzzer harness: the dm-log-writes reader (checker/lib/dmlog-format.c) on
+/* libFuzzer harness: the dm-log-writes reader (checker/interchange/dmlog-format.c) on
  * any file: every entry with its data, whether more follow the counted
  * ones, then again from the start without the data. No checksums there. */
 #include <glib.h>
 
-#include "lib/dmlog-format.h"
+#include "interchange/dmlog-format.h"
 #include "fuzz-util.h"
 
 static void

@@ -26,10 +26,10 @@ common/libwtcommon-fuzz.a: $(COMMON_SRCS:.c=.fuzz.o)
 # clang counts a g_autofree variable that is there only to be freed at the
 # end of its scope as unused; gcc does not, and its build keeps the warning.
 checker/%.fuzz.o: checker/%.c $(CHECKER_HDRS) $(COMMON_HDRS) config.mk
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -Wno-unused-variable -I checker $(GLIB_CFLAGS) -DWT_VERSION='"$(WT_VERSION)"' -c $< -o $@
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Wno-unused-variable -I checker $(GLIB_CFLAGS) $(JSON_CFLAGS) -DWT_VERSION='"$(WT_VERSION)"' -c $< -o $@
 
 tests/fuzz/%.fuzz.o: tests/fuzz/%.c tests/fuzz/fuzz-util.h $(COMMON_HDRS) $(CHECKER_HDRS) config.mk
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -I checker -I tests/fuzz $(GLIB_CFLAGS) -c $< -o $@
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -I checker -I tests/fuzz $(GLIB_CFLAGS) $(JSON_CFLAGS) -c $< -o $@
 
 # Every checker object but the one with main().
 FUZZ_CHECKER_OBJS = $(patsubst %.c,%.fuzz.o,$(filter-out checker/wtrack.c,$(CHECKER_SRCS)))
@@ -40,14 +40,14 @@ tests/fuzz/fuzz-wtlog tests/fuzz/fuzz-channel tests/fuzz/fuzz-manifest: \
 	$(FUZZ_LINK) $^ -o $@
 
 tests/fuzz/fuzz-dmlog: tests/fuzz/fuzz-dmlog.fuzz.o tests/fuzz/fuzz-util.fuzz.o \
-  checker/lib/dmlog-format.fuzz.o checker/lib/util.fuzz.o checker/lib/cli.fuzz.o common/libwtcommon-fuzz.a
-	$(FUZZ_LINK) $^ $(GLIB_LIBS) -o $@
+  checker/interchange/dmlog-format.fuzz.o checker/lib/util.fuzz.o checker/lib/cli.fuzz.o common/libwtcommon-fuzz.a
+	$(FUZZ_LINK) $^ $(JSON_LIBS) $(GLIB_LIBS) -o $@
 
 # The harnesses that go through a wtrack command.
 tests/fuzz/fuzz-check tests/fuzz/fuzz-campaign tests/fuzz/fuzz-collect tests/fuzz/fuzz-cold: \
   tests/fuzz/fuzz-%: tests/fuzz/fuzz-%.fuzz.o tests/fuzz/fuzz-util.fuzz.o \
   $(FUZZ_CHECKER_OBJS) common/libwtcommon-fuzz.a
-	$(FUZZ_LINK) $^ $(GLIB_LIBS) -lm -o $@
+	$(FUZZ_LINK) $^ $(JSON_LIBS) $(GLIB_LIBS) -lm -o $@
 
 # The seeds: one small run from the project's writers (mkseeds.c), and its
 # data log exported to dm-log-writes by wtrack itself.

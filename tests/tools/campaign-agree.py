@@ -58,10 +58,16 @@ def main(d):
         parts = re.split(r"\s{2,}", row.strip())
         kernel, values = parts[0], parts[1:]
         for label, value in zip(labels, values):
-            fsv, wl = label.split(" ")
+            fsv, wl, *bs = label.split(" ")
             fs, _, variant = fsv.partition("/")
             group = [c for c in cells.values() if c["kernel"] == kernel and c["fs"] == fs
                      and (c["variant"] or "") == variant and c["workload"] == wl]
+            column = [c for c in cells.values() if c["fs"] == fs
+                      and (c["variant"] or "") == variant and c["workload"] == wl]
+            sizes = sorted({c.get("block_size") for c in column} - {None})
+            want_bs = ["bs=" + "/".join(map(str, sizes))] if sizes else []
+            if bs != want_bs:
+                problems.append(f"txt: {label}: block sizes {bs}, json: {want_bs}")
             ran = [c for c in group if c["status"] in ("clean", "damaged")]
             dmg = sum(1 for c in ran if c["status"] == "damaged")
             if not value.startswith(f"{dmg}/{len(ran)}"):

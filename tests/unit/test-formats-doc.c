@@ -4,7 +4,7 @@
  * encoder (wtlog, channel, manifest), a structure is encoded with a distinct
  * value in every field and each documented field is read back from the
  * bytes at the documented offset; dm-log-writes lives in the checker, so
- * its tables are held to the constants of checker/lib/dmlog-format.h. */
+ * its tables are held to the constants of checker/interchange/dmlog-format.h. */
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -13,7 +13,7 @@
 
 #include "channel.h"
 #include "crc32c.h"
-#include "lib/dmlog-format.h"
+#include "interchange/dmlog-format.h"
 #include "le.h"
 #include "manifest.h"
 #include "sector-hash.h"
@@ -611,8 +611,9 @@ check_manifest (void)
                 b.p + trailer_at, tw, sizeof tw / sizeof tw[0]);
   const struct named eflags[] = {
     { "UNWRITTEN", WTMF_EXT_UNWRITTEN }, { "UNMAPPABLE", WTMF_EXT_UNMAPPABLE },
+    { "DELALLOC", WTMF_EXT_DELALLOC },
   };
-  check_values ("manifest extent flags", "The manifest", "Extent flags", eflags, 2,
+  check_values ("manifest extent flags", "The manifest", "Extent flags", eflags, 3,
                 true, WTMF_EXT_ALL);
   const struct named kinds[] = {
     { "MMAP_STORE", WTMF_OP_MMAP_STORE }, { "PWRITE", WTMF_OP_PWRITE },
@@ -623,8 +624,10 @@ check_manifest (void)
     { "SYNC_RANGE", WTMF_OP_SYNC_RANGE }, { "FDATASYNC", WTMF_OP_FDATASYNC },
     { "FADVISE", WTMF_OP_FADVISE }, { "COLLAPSE", WTMF_OP_COLLAPSE },
     { "INSERT", WTMF_OP_INSERT }, { "COPY", WTMF_OP_COPY },
+    { "SYNCFS", WTMF_OP_SYNCFS }, { "DROP_CACHES", WTMF_OP_DROP_CACHES },
+    { "CLONE", WTMF_OP_CLONE }, { "DEDUPE", WTMF_OP_DEDUPE },
   };
-  check_values ("manifest op kinds", "The manifest", "Op kinds", kinds, 16,
+  check_values ("manifest op kinds", "The manifest", "Op kinds", kinds, 20,
                 false, WTMF_OP_KIND_MAX);
   const struct named mflags[] = { { "COLD", WTMF_FLAG_COLD } };
   check_values ("manifest flags", "The manifest", "Manifest flags", mflags, 1,

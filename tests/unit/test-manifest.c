@@ -33,7 +33,7 @@ static struct wtmf_extent ext_513[] = {
 static struct wtmf_extent ext_big[] = {
   { 0, 1ull << 30, 8192, 0 },
   { 8192, (1ull << 30) + 65536, 4096, WTMF_EXT_UNWRITTEN },
-  { 12288, 0, 4096, WTMF_EXT_UNMAPPABLE },
+  { 12288, 0, 4096, WTMF_EXT_UNMAPPABLE | WTMF_EXT_DELALLOC },
 };
 
 static char long_path[301];
@@ -233,7 +233,8 @@ test_helpers (void)
   static const char *const names[] = {
     "?", "mmap-store", "pwrite", "truncate", "punch", "msync", "fsync",
     "fallocate", "munmap", "direct-write", "zero", "sync-range", "fdatasync",
-    "fadvise", "collapse", "insert", "copy", "?",
+    "fadvise", "collapse", "insert", "copy", "syncfs", "drop-caches", "clone", "dedupe",
+    "?",
   };
   bool names_ok = strcmp (wtmf_op_kind_name (UINT32_MAX), "?") == 0;
   for (uint32_t k = 0; k <= WTMF_OP_KIND_MAX + 1; k++)
@@ -401,8 +402,10 @@ test_corrupt_fields (void)
       "file 1: 4294967295 extents cannot fit" },
     { "extent count one more", big + 24, 4, 4, -1, NULL },
     { "extent count one less", big + 24, 4, 2, -1, NULL },
-    { "extent flags 4", ext513 + 32 + 24, 4, 4, (long long) ext513 + 32 + 24,
-      "file 4294967294 extent 1: unknown flags 0x4" },
+    { "extent flags 8", ext513 + 32 + 24, 4, 8, (long long) ext513 + 32 + 24,
+      "file 4294967294 extent 1: unknown flags 0x8" },
+    { "extent flags 4: DELALLOC alone", ext513 + 32 + 24, 4, 4, (long long) ext513 + 32 + 24,
+      "file 4294967294 extent 1: DELALLOC without UNMAPPABLE" },
     { "extent flags 2^31", extbig + 24, 4, 1u << 31, (long long) extbig + 24,
       "unknown flags 0x80000000" },
     { "extent length 0", extbig + 64 + 16, 8, 0, (long long) extbig + 64,
@@ -423,7 +426,7 @@ test_corrupt_fields (void)
     { "op kind 0", lay.op_at[0] + 12, 4, 0, (long long) lay.op_at[0] + 12,
       "op 1: unknown kind 0" },
     { "op kind past the last", lay.op_at[8] + 12, 4, WTMF_OP_KIND_MAX + 1,
-      (long long) lay.op_at[8] + 12, "op 9: unknown kind 17" },
+      (long long) lay.op_at[8] + 12, "op 9: unknown kind 21" },
     { "op kind 2^32-1", lay.op_at[4] + 12, 4, UINT32_MAX, (long long) lay.op_at[4] + 12,
       "op 5: unknown kind 4294967295" },
     { "op file id that does not exist", lay.op_at[2] + 8, 4, 12345,
@@ -608,7 +611,7 @@ main (void)
   good = b.p;
   good_len = b.len;
 
-  tap_plan (56);
+  tap_plan (57);
   test_helpers ();
   test_round_trip ();
   test_truncation ();

@@ -40,7 +40,8 @@ ref_apply (struct ref *r, const struct wtg_op *op, const unsigned char *data)
     if (op->len == 0)
       break;
     /* fall through */
-  case WTG_OK_PWRITE: case WTG_OK_WRITE: case WTG_OK_DWRITE:
+  case WTG_OK_PWRITE: case WTG_OK_WRITE: case WTG_OK_DWRITE: case WTG_OK_PWRITEV:
+  case WTG_OK_REFLINK:          /* the source's bytes, all LEN of them */
     if (end > r->size)
       r->size = end;
     for (uint64_t i = 0; i < op->len; i++)
@@ -83,7 +84,7 @@ ref_apply (struct ref *r, const struct wtg_op *op, const unsigned char *data)
       r->size += op->len;
     }
     break;
-  default:
+  default:                      /* dedupe shares equal bytes: none changes */
     break;
   }
 }
@@ -126,11 +127,17 @@ fill (unsigned char *data, uint64_t len, unsigned seed)
 }
 
 /* An op's bytes: a write's own, a copy's from the reference's source (its
- * length cut to what the source holds, as the call copies). */
+ * length cut to what the source holds, as the call copies), a reflink's
+ * LEN bytes of the source (zeros past its EOF). */
 static struct wtg_op
 op_data (const struct wtg_op *op, const struct ref *src, unsigned char *data, unsigned seed)
 {
   struct wtg_op done = *op;
+  if (op->kind == WTG_OK_REFLINK) {
+    for (uint64_t i = 0; i < op->len; i++)
+      data[i] = op->src_off + i < src->size ? src->b[op->src_off + i] : 0;
+    return done;
+  }
   if (op->kind != WTG_OK_COPY_RANGE) {
     fill (data, op->len, seed);
     return done;
@@ -221,7 +228,22 @@ test_edge_cases (void)
         "f1 copy_range f1 0x0 0x7fff 0x1");
   CASE ("syncs and cache drops change nothing",
         "f1 pwrite 0x10 0x3000", "f1 msync", "f1 msync -a", "f1 munmap", "f1 fsync",
-        "f1 fdatasync", "f1 sync_range 0x0 0x1000", "f1 fadvise 0x0 0x4000");
+        "f1 fdatasync", "f1 sync_range 0x0 0x1000", "f1 fadvise 0x0 0x4000", "f1 syncfs",
+        "f1 drop_caches");
+  CASE ("pwritev of 2 to 4 unequal iovecs straddling pages, and past EOF",
+        "f1 pwritev 0xffe 0x3 0x1001 0x7ff", "f1 pwritev 0x0 0x1 0x2",
+        "f1 pwritev 0x2fff 0x1 0x1 0x1 0x2001", "f1 pwritev 0x7000 0x1000 0x1");
+  CASE ("dwrite -s at the file position, growing the file",
+        "f1 dwrite -s 0x0 0x2000", "f1 dwrite -s 0x2000 0x1000", "f1 pwrite 0x10 0x1",
+        "f1 dwrite -s 0x1000 0x1000");
+  CASE ("reflink of whole pages and of a range ending at the source's EOF, past EOF too",
+        "f1 pwrite 0x0 0x5123", "f1 reflink f1 0x1000 0x6000 0x2000",
+        "f1 reflink f1 0x0 0x2000 0x1000", "f1 truncate 0x5123",
+        "f1 reflink f1 0x5000 0x6000 0x123", "f1 reflink f1 0x0 0x9000 0x2000");
+  CASE ("dedupe of equal and of differing ranges changes no byte",
+        "f1 pwrite 0x0 0x4000", "f1 reflink f1 0x0 0x2000 0x1000",
+        "f1 dedupe f1 0x0 0x2000 0x1000", "f1 dedupe f1 0x1000 0x3000 0x1000",
+        "f1 dedupe f1 0x0 0x3000 0x800");
 }
 
 static void
@@ -266,12 +288,71 @@ test_sector_ops (void)
   struct wtg_op g = op_of ("f1 pwrite 0x1000 0x10");
   wtg_op_apply (&x.m, &g, data, 5, PAGE);
   ok &= x.sector_op[1] == 5 && x.sector_op[2] == 0 && x.sector_op[8] == 5; /* old EOF's tail */
-  tap_ok (ok, "sector ops: writes and zeroing name the op, growth the old EOF's sector");
+  struct wtg_op dd = op_of ("f1 dedupe f1 0x0 0x800 0x200");
+  wtg_op_apply (&x.m, &dd, data, 6, PAGE);
+  ok &= x.sector_op[0] == 1 && x.sector_op[4] == 0;
+  struct wtg_op rl = op_of ("f1 reflink f1 0x0 0x1000 0x200");
+  wtg_op_apply (&x.m, &rl, data, 7, PAGE);
+  ok &= x.sector_op[8] == 7 && x.sector_op[9] == 0;
+  tap_ok (ok, "sector ops: writes, reflinks and zeroing name the op, growth the old EOF's "
+          "sector, a dedupe none");
 }
 
-/* Generated lists over two files, applied to model and reference. */
+/* What a generated list holds of the ops that need shaping: pwritev's
+ * iovecs, dwrite -s, reflinks the kernel takes, dedupes of equal bytes. */
+struct gen_stats {
+  uint64_t iov_bad, iov_unequal, pwritevs;
+  uint64_t sequential;
+  uint64_t reflinks, reflinks_taken;
+  uint64_t dedupes, dedupes_equal;
+};
+
+/* The kernel's rules for FICLONERANGE (fs/remap_range.c), blocks of a
+ * page: block-aligned starts, the source range inside the source, a whole
+ * number of blocks unless it ends at the source's EOF and lands at or past
+ * the destination's; no overlap within one file. */
+static bool
+reflink_taken (const struct wtg_op *op, const struct ref *src, const struct ref *dst)
+{
+  uint64_t span = (op->len + PAGE - 1) / PAGE * PAGE;
+  bool overlap = src == dst && op->off < op->src_off + span && op->src_off < op->off + span;
+  return op->src_off % PAGE == 0 && op->off % PAGE == 0 && op->src_off < src->size
+    && op->src_off + op->len <= src->size && !overlap
+    && (op->len % PAGE == 0
+        || (op->src_off + op->len == src->size && op->off + op->len >= dst->size));
+}
+
 static void
-test_generated (uint64_t seed, uint32_t *seen)
+gen_stats_note (struct gen_stats *st, const struct wtg_op *op, const struct ref *r)
+{
+  const struct ref *src = &r[op->src_file ? op->src_file - 1 : 0], *dst = &r[op->file - 1];
+  if (op->kind == WTG_OK_PWRITEV) {
+    uint64_t sum = 0;
+    bool unequal = false;
+    for (uint32_t i = 0; i < op->niov && i < WTG_IOV_MAX; i++) {
+      sum += op->iov[i];
+      unequal |= op->iov[i] != op->iov[0];
+    }
+    st->pwritevs++;
+    st->iov_bad += op->niov < 2 || op->niov > WTG_IOV_MAX || sum != op->len;
+    st->iov_unequal += unequal;
+  }
+  st->sequential += op->kind == WTG_OK_DWRITE && (op->flags & WTG_OPF_SEQUENTIAL);
+  if (op->kind == WTG_OK_REFLINK) {
+    st->reflinks++;
+    st->reflinks_taken += reflink_taken (op, src, dst);
+  }
+  if (op->kind == WTG_OK_DEDUPE) {
+    st->dedupes++;
+    st->dedupes_equal += op->src_off + op->len <= src->size && op->off + op->len <= dst->size
+      && memcmp (src->b + op->src_off, dst->b + op->off, op->len) == 0;
+  }
+}
+
+/* Generated lists over two files, applied to model and reference (a
+ * reflink the kernel would refuse is not applied, as the workload does). */
+static void
+test_generated (uint64_t seed, uint32_t *seen, struct gen_stats *st)
 {
   static struct model x[2];
   static struct ref r[2];
@@ -305,6 +386,10 @@ test_generated (uint64_t seed, uint32_t *seen)
       break;
     }
     seen[op->kind]++;
+    gen_stats_note (st, op, r);
+    if (op->kind == WTG_OK_REFLINK
+        && !reflink_taken (op, &r[op->src_file - 1], &r[op->file - 1]))
+      continue;
     struct wtg_op done = op_data (op, &r[op->src_file ? op->src_file - 1 : 0], data,
                                   (unsigned) i);
     wtg_op_apply (&m->m, &done, data, (uint32_t) i + 1, PAGE);
@@ -325,12 +410,23 @@ static void
 test_generator (void)
 {
   uint32_t seen[WTG_OK_COUNT] = { 0 };
-  test_generated (1, seen);
-  test_generated (2, seen);
-  bool every = true;
+  struct gen_stats st = { 0 };
+  test_generated (1, seen, &st);
+  test_generated (2, seen, &st);
+  bool every = st.sequential > 0;
   for (uint32_t k = 0; k < WTG_OK_COUNT; k++)
     every &= seen[k] > 0;
-  tap_ok (every, "the default weights reach every op kind");
+  tap_ok (every, "the default weights reach every op kind, and dwrite -s (%" PRIu64 ")",
+          st.sequential);
+  printf ("# pwritev: %" PRIu64 " of %" PRIu64 " with unequal iovecs; reflinks the kernel"
+          " takes: %" PRIu64 " of %" PRIu64 "; dedupes of equal bytes: %" PRIu64 " of %"
+          PRIu64 "\n", st.iov_unequal, st.pwritevs, st.reflinks_taken, st.reflinks,
+          st.dedupes_equal, st.dedupes);
+  tap_ok (st.iov_bad == 0 && st.iov_unequal * 10 >= st.pwritevs * 8,
+          "pwritev: 2 to 4 iovecs summing to its length, 8 in 10 at least unequal");
+  tap_ok (st.reflinks_taken * 10 >= st.reflinks * 8,
+          "8 in 10 reflinks at least are ones the kernel takes");
+  tap_ok (st.dedupes_equal * 2 >= st.dedupes, "half the dedupes at least are of equal bytes");
   uint32_t weights[WTG_W_COUNT];
   wtg_op_default_weights (weights);
   struct wtg_op_gen_params p = { .files = 3, .size_limit = LIMIT, .page = PAGE,
@@ -364,6 +460,105 @@ test_generator (void)
   free (b);
 }
 
+/* Ops applied to per-file models, each noted in a meet table with the
+ * sizes before and after it (a reflink the kernel would refuse skipped). */
+static void
+meet_run (struct wtg_op_meet *mt, const struct wtg_op *ops, size_t n)
+{
+  static struct model x[2];
+  static struct ref r[2];
+  static unsigned char data[LIMIT];
+  for (int i = 0; i < 2; i++) {
+    model_init (&x[i]);
+    memset (&r[i], 0, sizeof r[i]);
+  }
+  for (size_t i = 0; i < n; i++) {
+    const struct wtg_op *op = &ops[i];
+    struct model *m = &x[op->file - 1];
+    if (op->kind == WTG_OK_REFLINK
+        && !reflink_taken (op, &r[op->src_file - 1], &r[op->file - 1]))
+      continue;
+    struct wtg_op done = op_data (op, &r[op->src_file ? op->src_file - 1 : 0], data,
+                                  (unsigned) i);
+    uint64_t before = m->m.size;
+    wtg_op_apply (&m->m, &done, data, (uint32_t) i + 1, PAGE);
+    ref_apply (&r[op->file - 1], &done, data);
+    wtg_op_meet_note (mt, &done, before, m->m.size);
+  }
+}
+
+static uint64_t
+meet_total (const struct wtg_op_meet *mt)
+{
+  uint64_t t = 0;
+  for (uint32_t a = 0; a < WTG_OK_COUNT; a++)
+    for (uint32_t b = 0; b < WTG_OK_COUNT; b++)
+      t += mt->count[a][b];
+  return t;
+}
+
+static void
+test_meet (void)
+{
+  static const char *const lines[] = {
+    "f1 pwrite 0x0 0x1000", "f1 mwrite 0x800 0x10", "f1 fzero 0x0 0x2000",
+    "f1 mwrite 0x100 0x1", "f1 pwrite 0x0 0x2000", "f1 fsync", "f2 pwrite 0x0 0x10",
+    "f1 truncate 0x1800", "f1 copy_range f1 0x0 0x1000 0x10", "f1 pwrite 0x0 0x1",
+    "f1 mwrite -e 0x5000 0x10", "f1 fpunch 0x0 0x10", "f1 mwrite 0x0 0x1",
+  };
+  struct wtg_op ops[sizeof lines / sizeof lines[0]];
+  for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+    ops[i] = op_of (lines[i]);
+  struct wtg_op_meet mt;
+  if (wtg_op_meet_init (&mt, 2, LIMIT, PAGE) < 0) {
+    tap_ok (0, "meet table");
+    return;
+  }
+  meet_run (&mt, ops, sizeof ops / sizeof ops[0]);
+  uint64_t (*c)[WTG_OK_COUNT] = mt.count;
+  bool ok = c[WTG_OK_PWRITE][WTG_OK_MWRITE] == 1 && c[WTG_OK_MWRITE][WTG_OK_FZERO] == 1
+    && c[WTG_OK_FZERO][WTG_OK_MWRITE] == 1 && c[WTG_OK_MWRITE][WTG_OK_PWRITE] == 1
+    && c[WTG_OK_FZERO][WTG_OK_PWRITE] == 1 && c[WTG_OK_PWRITE][WTG_OK_TRUNCATE] == 1
+    && c[WTG_OK_PWRITE][WTG_OK_COPY_RANGE] == 1 && c[WTG_OK_TRUNCATE][WTG_OK_COPY_RANGE] == 1
+    && c[WTG_OK_COPY_RANGE][WTG_OK_PWRITE] == 1 && c[WTG_OK_PWRITE][WTG_OK_FPUNCH] == 1
+    && c[WTG_OK_FPUNCH][WTG_OK_MWRITE] == 1 && meet_total (&mt) == 11;
+  tap_ok (ok, "pairs: each kind that last touched one of an op's pages, once per op; a "
+          "copy's source pages too; syncs, other files and stores past EOF meet none "
+          "(%" PRIu64 " pairs)", meet_total (&mt));
+  tap_ok (mt.chains == 1, "one write / mwrite / range op / mwrite chain on a page, not "
+          "write / range op / mwrite (%" PRIu64 ")", mt.chains);
+  wtg_op_meet_free (&mt);
+  /* a default list of 400 ops: the pairs the issue names meet */
+  uint32_t weights[WTG_W_COUNT];
+  wtg_op_default_weights (weights);
+  struct wtg_rng rng;
+  wtg_rng_init (&rng, 1, "ops list");
+  struct wtg_op_gen_params p = { .files = 2, .size_limit = LIMIT, .page = PAGE,
+                                 .weights = weights };
+  struct wtg_op *list;
+  if (wtg_ops_generate (&rng, &p, 400, &list) < 0 || wtg_op_meet_init (&mt, 2, LIMIT, PAGE) < 0) {
+    tap_ok (0, "a generated list's pairs");
+    return;
+  }
+  meet_run (&mt, list, 400);
+  uint64_t range_mwrite = 0, mwrite_range = 0;
+  static const uint32_t range_kinds[] = { WTG_OK_FPUNCH, WTG_OK_FZERO, WTG_OK_FCOLLAPSE,
+                                          WTG_OK_FINSERT, WTG_OK_TRUNCATE, WTG_OK_FALLOC };
+  for (size_t i = 0; i < sizeof range_kinds / sizeof range_kinds[0]; i++) {
+    range_mwrite += c[range_kinds[i]][WTG_OK_MWRITE];
+    mwrite_range += c[WTG_OK_MWRITE][range_kinds[i]];
+  }
+  printf ("# 400 ops (seed 1, 2 files of 64K): pwrite>mwrite %" PRIu64 ", mwrite>range op %"
+          PRIu64 ", range op>mwrite %" PRIu64 ", write/mwrite/range op/mwrite chains %" PRIu64
+          ", %" PRIu64 " pairs in all\n", c[WTG_OK_PWRITE][WTG_OK_MWRITE], mwrite_range,
+          range_mwrite, mt.chains, meet_total (&mt));
+  tap_ok (c[WTG_OK_PWRITE][WTG_OK_MWRITE] && mwrite_range && range_mwrite && mt.chains,
+          "400 default ops: write then mwrite, mwrite then a range op, a range op then "
+          "mwrite, and the whole chain, meet on a page");
+  wtg_op_meet_free (&mt);
+  free (list);
+}
+
 /* A bad ops file names its line and column. */
 static void
 bad (const char *text, const char *want)
@@ -395,6 +590,35 @@ test_parser (void)
   tap_ok (ok, "a good file: comments, blanks, flags, decimal and hex (%s)", rc ? err : "parsed");
   if (rc == 0)
     free (ops);
+  const char *added = "f1 pwritev 0x10 1 0x2 3 4\nf2 dwrite -s 0x1000 0x1000\n"
+    "f1 reflink f2 0 0x1000 0x2000\nf2 dedupe f1 0x1000 0 1\nf1 syncfs\nf2 drop_caches\n";
+  rc = wtg_ops_parse_text (added, &lim, &ops, &n, err, sizeof err);
+  ok = rc == 0 && n == 6 && ops[0].kind == WTG_OK_PWRITEV && ops[0].off == 0x10
+    && ops[0].niov == 4 && ops[0].iov[1] == 2 && ops[0].iov[3] == 4 && ops[0].len == 10
+    && ops[1].kind == WTG_OK_DWRITE && ops[1].flags == WTG_OPF_SEQUENTIAL
+    && ops[2].kind == WTG_OK_REFLINK && ops[2].src_file == 2 && ops[2].src_off == 0
+    && ops[2].off == 0x1000 && ops[2].len == 0x2000 && ops[3].kind == WTG_OK_DEDUPE
+    && ops[3].src_file == 1 && ops[3].src_off == 0x1000 && ops[3].len == 1
+    && ops[4].kind == WTG_OK_SYNCFS && ops[5].kind == WTG_OK_DROP_CACHES && ops[5].file == 2;
+  tap_ok (ok, "pwritev, dwrite -s, reflink, dedupe, syncfs, drop_caches (%s)",
+          rc ? err : "parsed");
+  char line[128];
+  if (rc == 0) {
+    wtg_op_format (&ops[0], line, sizeof line);
+    tap_ok (strcmp (line, "f1 pwritev 0x10 0x1 0x2 0x3 0x4") == 0, "pwritev formats: %s", line);
+    free (ops);
+  } else {
+    tap_ok (0, "pwritev formats");
+  }
+  bad ("f1 pwritev 0x10 0x1\n", "line 1, column 20: pwritev needs an offset and 2 to 4 lengths");
+  bad ("f1 pwritev 0 1 2 3 4 5\n", "line 1, column 22: unexpected '5' after pwritev's 5 arguments");
+  bad ("f1 pwritev 0 1 0 3\n", "line 1, column 16: a length of 0");
+  bad ("f1 pwritev 0xfff0 0x8 0x8 0x1\n", "line 1, column 27: past the size limit");
+  bad ("f1 reflink f2 0x0 0x1000\n", "line 1, column 25: reflink needs an offset and a length");
+  bad ("f1 dedupe\n", "line 1, column 10: dedupe needs a source file");
+  bad ("f1 reflink f2 0xf000 0x0 0x1001\n", "line 1, column 26: past the size limit");
+  bad ("f1 syncfs 0\n", "line 1, column 11: unexpected '0'");
+  bad ("f1 dwrite -k 0 1\n", "line 1, column 11: dwrite takes no flag '-k'");
   bad ("f1 pwrite 0 1\nf1 frobnicate 0 1\n", "line 2, column 4: unknown op 'frobnicate'");
   bad ("f1 pwrite -0x10 0x10\n", "line 1, column 11: a negative number");
   bad ("\n\nf2 fpunch 0x10 -5\n", "line 3, column 16: a negative number");
@@ -426,6 +650,26 @@ test_weights (void)
     && w[WTG_OK_PWRITE] == 3 && w[WTG_W_MWRITE_EOF] == 1 && w[WTG_OK_FZERO] == 0;
   tap_ok (ok, "all=0,pwrite=3:mwrite_eof=1 (',' or ':' between) (%s)", err);
   wtg_op_default_weights (w);
+  {
+    /* dedupe=0: no dedupe, not even those that follow reflinks */
+    wtg_op_default_weights (w);
+    w[WTG_OK_DEDUPE] = 0;
+    struct wtg_rng rng;
+    wtg_rng_init (&rng, 3, "ops list");
+    struct wtg_op_gen_params p = { .files = 2, .size_limit = LIMIT, .page = PAGE, .weights = w };
+    struct wtg_op *list;
+    uint64_t dedupes = 0, reflinks = 0;
+    if (wtg_ops_generate (&rng, &p, 1000, &list) == 0) {
+      for (int i = 0; i < 1000; i++) {
+        dedupes += list[i].kind == WTG_OK_DEDUPE;
+        reflinks += list[i].kind == WTG_OK_REFLINK;
+      }
+      free (list);
+    }
+    tap_ok (dedupes == 0 && reflinks > 0, "dedupe=0 draws no dedupe (%" PRIu64 "), reflinks still (%"
+            PRIu64 ")", dedupes, reflinks);
+  }
+  wtg_op_default_weights (w);
   tap_ok (wtg_op_parse_weights ("pwrite=1,frob=2", w, err, sizeof err) < 0
           && strstr (err, "unknown op 'frob'"), "an unknown name is refused: %s", err);
   tap_ok (wtg_op_parse_weights ("all=0", w, err, sizeof err) < 0
@@ -439,12 +683,13 @@ test_weights (void)
 int
 main (void)
 {
-  tap_plan (9 + 1 + 2 + 7 + 20 + 5);
+  tap_plan (13 + 1 + 2 + 10 + 3 + 31 + 6);
   test_edge_cases ();
   test_mwrite_reach ();
   test_sector_ops ();
   test_fits ();
   test_generator ();
+  test_meet ();
   test_parser ();
   test_weights ();
   return tap_done ();

@@ -82,7 +82,8 @@
     var rows = [
       ["kernel", g.kernel],
       ["architecture", (g.arch || "?") + (g.page_size ? ", " + fmtBytes(g.page_size) + " pages" : "")],
-      ["file system", g.fs], ["workload", g.workload], ["seed", g.seed],
+      ["file system", g.fs === null ? null : g.fs + (g.block_size ? ", " + fmtBytes(+g.block_size) + " blocks" : "")],
+      ["workload", g.workload], ["seed", g.seed],
       ["guest result", "status " + (g.status === null ? "?" : g.status) +
         (g.readback ? ", read-back " + g.readback : "") +
         (g.readback_bad_sectors && g.readback_bad_sectors !== "0" ? " (" + g.readback_bad_sectors + " bad sectors)" : "") +
@@ -651,10 +652,20 @@
       C.error + " error, " + C.not_run + " not run (" + S.dir + ")" }));
     var rows = [], cols = [], colKey = function (g) { return g.fs + "\u0000" + (g.variant || "") + "\u0000" + g.workload; };
     var colLabel = {}, cellsAt = {};
+    /* the block sizes the cells of a column reported, as summary.txt's
+     * " bs=N[/M]": ", 1.0 KiB blocks" (nothing when none did) */
+    function columnBlocks(g) {
+      var sizes = [];
+      S.cells.forEach(function (c) {
+        if (colKey(c) === colKey(g) && c.block_size && sizes.indexOf(c.block_size) < 0) sizes.push(c.block_size);
+      });
+      sizes.sort(function (a, b) { return a - b; });
+      return sizes.length ? ", " + sizes.map(fmtBytes).join("/") + " blocks" : "";
+    }
     S.grid.forEach(function (g) {
       if (rows.indexOf(g.kernel) < 0) rows.push(g.kernel);
       var k = colKey(g);
-      if (cols.indexOf(k) < 0) { cols.push(k); colLabel[k] = g.fs + (g.variant ? "/" + g.variant : "") + " " + g.workload; }
+      if (cols.indexOf(k) < 0) { cols.push(k); colLabel[k] = g.fs + (g.variant ? "/" + g.variant : "") + " " + g.workload + columnBlocks(g); }
     });
     S.cells.forEach(function (c) {
       var k = c.kernel + "\u0001" + colKey(c);

@@ -11,8 +11,8 @@
  *
  * All integers little-endian; sectors and counts are in units of the super
  * block's sector size. */
-#ifndef WTC_LIB_DMLOG_FORMAT_H
-#define WTC_LIB_DMLOG_FORMAT_H
+#ifndef WTC_INTERCHANGE_DMLOG_FORMAT_H
+#define WTC_INTERCHANGE_DMLOG_FORMAT_H
 
 #include <stdbool.h>
 #include <stdint.h>

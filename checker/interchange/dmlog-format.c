@@ -1,5 +1,5 @@
-/* The dm-log-writes format (lib/dmlog-format.h). */
-#include "lib/dmlog-format.h"
+/* The dm-log-writes format (interchange/dmlog-format.h). */
+#include "interchange/dmlog-format.h"
 
 #include <errno.h>
 #include <fcntl.h>

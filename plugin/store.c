@@ -1,0 +1,163 @@
+/* The log as the disk's store (store.h): the index of where each range's
+ * bytes are while nbdkit serves, reads through it, and at unload the apply
+ * onto the image and, with data=off, the strip of the payloads. */
+#include "store.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define NBDKIT_API_VERSION 2
+#include <nbdkit-plugin.h>
+
+#include "faults.h"
+#include "fileio.h"
+#include "image-apply.h"
+#include "log.h"
+
+bool wtp_store_mode;
+bool wtp_store_data;
+static struct wtp_export *wtp_store_disk;
+static struct wtp_index wtp_index;  /* with the log as the store */
+
+/* With faults the image must be able to differ from the log (a lie keeps
+ * the old bytes while the log has the new ones): the image is then written
+ * as the requests come, and the log only copies it. */
+void
+wtp_store_choose (struct wtp_export *disk, bool stage, bool data)
+{
+  wtp_store_disk = disk;
+  wtp_store_data = data;
+  wtp_store_mode = stage && disk->writable && !wtp_faults_any ();
+  disk->store = wtp_store_mode;
+  nbdkit_debug ("disk: %s", wtp_store_mode
+                ? (data ? "the log is the store: the image is written at unload"
+                   : "the log is the store: the image is written at unload, "
+                     "then the payloads leave the log")
+                : "the image is written as requests come");
+}
+
+int
+wtp_store_open (void)
+{
+  if (wtp_store_mode
+      && wtp_index_init (&wtp_index, wtp_store_disk->size) == -1) {
+    nbdkit_error ("malloc: index of %s: %m", wtp_store_disk->path);
+    return -1;
+  }
+  return 0;
+}
+
+int
+wtp_store_spare (struct wtp_index_spare *spare, uint64_t offset,
+                 uint64_t count)
+{
+  return wtp_index_spare_get (&wtp_index, spare, offset, count);
+}
+
+void
+wtp_store_point (const struct wtlog_record *rec, uint64_t data_pos,
+                 struct wtp_index_spare *spare)
+{
+  if (rec->type == WTLOG_WRITE)
+    wtp_index_set_log (&wtp_index, rec->offset, rec->length, data_pos, spare);
+  else
+    wtp_index_set_zero (&wtp_index, rec->offset, rec->length, spare);
+}
+
+/* Reads count bytes; past the end of the file reads zeroes.  0 or errno. */
+static int
+wtp_pread_all (int fd, void *buf, size_t count, uint64_t offset)
+{
+  ssize_t got = wt_pread_full (fd, buf, count, offset);
+  if (got < 0)
+    return errno;
+  memset ((char *) buf + got, 0, count - (size_t) got);
+  return 0;
+}
+
+static int
+wtp_read_image (void *ctx, void *buf, size_t count, uint64_t offset)
+{
+  const struct wtp_export *e = ctx;
+  return wtp_pread_all (e->fd, buf, count, offset);
+}
+
+/* What the export holds at [offset, offset+count): with the log as the
+ * store, the index's extents from the log and the rest from the image.
+ * 0 or errno. */
+int
+wtp_read_current (struct wtp_export *e, void *buf, size_t count,
+                  uint64_t offset)
+{
+  if (!wtp_is_store (e))
+    return wtp_pread_all (e->fd, buf, count, offset);
+  return wtp_index_read (&wtp_index, buf, count, offset, wtp_log_read,
+                         wtp_read_image, e);
+}
+
+
+/* The log as the store: its records applied onto the image, in log order,
+ * with replay's code, and the image made durable.  true when done. */
+bool
+wtp_store_apply (const char *log_path)
+{
+  const struct wtp_export *disk = wtp_store_disk;
+  char err[512];
+  struct stat st;
+  uint64_t started = wtp_log_now ();
+  /* The reader reads the log file: the ring's last records go there first. */
+  if (wtp_log_settle () == -1)
+    return false;
+  struct wtlog_reader *r = wtlog_reader_open (log_path, NULL, err, sizeof err);
+  if (!r) {
+    nbdkit_error ("apply: %s", err);
+    return false;
+  }
+  struct wt_image img = {
+    .fd = disk->fd, .path = disk->path, .size = disk->size,
+    .blockdev = fstat (disk->fd, &st) == 0 && S_ISBLK (st.st_mode),
+  };
+  bool ok = wt_image_apply_log (&img, r, NULL, NULL, err, sizeof err) == 0;
+  const struct wtlog_status *ls = wtlog_reader_status (r);
+  if (!ok)
+    nbdkit_error ("apply: log %s onto the disk: %s", log_path, err);
+  else if (ls->torn) {
+    nbdkit_error ("apply: log %s onto the disk: %s", log_path, ls->error);
+    ok = false;
+  }
+  else if (fdatasync (disk->fd) == -1) {
+    nbdkit_error ("fdatasync: disk: %s: %m", disk->path);
+    ok = false;
+  }
+  else
+    nbdkit_debug ("apply: %" PRIu64 " records onto %s in %.3f s (index: %"
+                  PRIu64 " extents)", ls->records, disk->path,
+                  (double) (wtp_log_now () - started) / 1e9,
+                  wtp_index_extents (&wtp_index));
+  wtlog_reader_close (r);
+  return ok;
+}
+
+/* data=off with the log as the store: the image now holds every write, so
+ * the bytes leave the log.  When the strip fails the log keeps them (a
+ * data=on log, closed and whole): nothing is lost, only space. */
+void
+wtp_store_strip (const char *log_path)
+{
+  char err[512];
+  uint64_t started = wtp_log_now ();
+  if (wtlog_strip_data (log_path, err, sizeof err) == -1)
+    nbdkit_error ("strip: the payloads stay in the log: %s", err);
+  else
+    nbdkit_debug ("strip: the payloads left %s in %.3f s", log_path,
+                  (double) (wtp_log_now () - started) / 1e9);
+}
+
+void
+wtp_store_close (void)
+{
+  wtp_index_free (&wtp_index);
+}

@@ -1,0 +1,68 @@
+/* stage=on without faults: the log is the disk's store (store.c).  The
+ * disk's writes go only into the log, with their bytes, and the index says
+ * where each range's bytes are; the image keeps its content from the start
+ * until the unload applies the log.  With data=off the unload then strips
+ * the bytes from the log, which ends as a hashes-only log. */
+#ifndef WTP_STORE_H
+#define WTP_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "index.h"
+#include "wtlog.h"
+#include "export.h"
+
+#pragma GCC visibility push(hidden)
+
+/* Set once, by wtp_store_choose: whether the log is the disk's store, and
+ * data=on. */
+extern bool wtp_store_mode;
+extern bool wtp_store_data;
+
+/* Whether the log is e's store (only the disk's: the channel, small and read
+ * by the host after the run, is written through to its file). */
+static inline bool
+wtp_is_store (const struct wtp_export *e)
+{
+  return e->store;
+}
+
+/* WTLOG_F_DATA when writes carry their bytes in the log: with data=on, and
+ * while the log is the disk's store (whatever data says: the strip at
+ * unload takes them out again with data=off).  The channel's writes follow
+ * the disk's, so that every record obeys the header's DATA flag. */
+static inline uint16_t
+wtp_data_flag (void)
+{
+  return wtp_store_data || wtp_store_mode ? WTLOG_F_DATA : 0;
+}
+
+/* Chooses whether the log is the disk's store (stage=on without faults, on a
+ * writable image), once the disk is open.  data is data=on. */
+void wtp_store_choose (struct wtp_export *disk, bool stage, bool data);
+/* The index of the disk, when the log is the store.  0, or -1 after
+ * nbdkit_error. */
+int wtp_store_open (void);
+/* Takes the index nodes an update of [offset, offset+count) may need,
+ * before the request takes its range lock.  0, or -1 with errno ENOMEM. */
+int wtp_store_spare (struct wtp_index_spare *spare, uint64_t offset,
+                     uint64_t count);
+/* Points the index at rec's change, whose record is copied: a write's
+ * bytes at data_pos in the log, or zeroes.  Called under the range lock. */
+void wtp_store_point (const struct wtlog_record *rec, uint64_t data_pos,
+                      struct wtp_index_spare *spare);
+/* What the export holds at [offset, offset+count).  0 or errno. */
+int wtp_read_current (struct wtp_export *e, void *buf, size_t count,
+                      uint64_t offset);
+/* At unload: the log applied onto the image, made durable.  true when done. */
+bool wtp_store_apply (const char *log_path);
+/* At unload, after the final CLOSE with data=off: the payloads leave the
+ * log. */
+void wtp_store_strip (const char *log_path);
+void wtp_store_close (void);
+
+#pragma GCC visibility pop
+
+#endif
