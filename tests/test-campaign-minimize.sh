@@ -5,7 +5,7 @@
 # list, two seeds; once the cells are done the first damaged cell of the
 # row is minimized (with --verify) into its minimal/, and the campaign's
 # minimized.txt and summary.txt name it with its verdict. Passed in about
-# 4 minutes on the shared 2-core VM (two 15 s cells, 18 trials, 2 boots of
+# 4 minutes on the shared 2-core VM (two 15 s cells, 18 trials, a boot of
 # --verify).
 . "$(dirname "$0")/lib.sh"
 require_tools qemu-system-x86_64 nbdkit mkfs.ext4 jq python3 cc
