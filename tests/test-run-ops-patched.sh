@@ -14,14 +14,18 @@
 #    that put bytes into a page (a write, or the zeroing of a partial
 #    block) which a later fzero or fpunch on that file ended just before
 #    (and so cleaned), and the channel holds that op's MARK;
-#  - the test kernel, unpatched, is clean on the same seed.
+#  - the test kernel, unpatched, is clean on the same seed;
+#  - three ops with no fsync (ext4 delays the page's allocation): the page
+#    the patch cleaned stays DELALLOC after the final fsync, and check says
+#    it lost (no disk sector), not "not checkable"; the test kernel is clean
+#    on the same ops.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-run.sh"
 require_tools make gcc flex bison bc patch ccache jq python3
 source=/usr/src/linux-source-6.1.tar.xz
 [ -f "$source" ] || skip_all "kernel source missing (install linux-source-6.1): $source"
-plan 10
+plan 13
 
 bug=$TOP/tests/patches/ext4-range-op-cleans-next-page.patch
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/wtrack
@@ -172,4 +176,22 @@ fi
 check "the unpatched test kernel on seed $seed: exit 0, clean" \
   [ -n "$seed" -a "$run_status" = 0 ]
 check "... and it ran the same ops as the damaged cell" cmp -s "$cell/ops.txt" "$T/stock/ops.txt"
+
+# ---- a delayed allocation never written --------------------------------
+# No fsync before the fzero: page 1 of f1 is dirty and unallocated when the
+# patch marks it clean, so it is never written and FIEMAP still says
+# DELALLOC after the workload's final fsync.
+printf '%s\n' 'f1 pwrite 0x0 0x3000' 'f1 pwrite 0x1000 0x800' 'f1 fzero -k 0x0 0x1000' \
+  >"$T/delalloc.ops"
+delalloc_opts=(--workload ops --files 2 --size 256K --ops-file "$T/delalloc.ops")
+wtrack_run delalloc --kernel "$patched" "${delalloc_opts[@]}"
+check "delalloc: the patched kernel's lost page is damage (exit 1), 8 sectors lost" \
+  test "$run_status $(grep '^verdict:' "$T/delalloc/report.txt" 2>/dev/null)" \
+    = "1 verdict: damaged: 8 bad sectors, lost 8"
+check "delalloc: the run names file bytes 4096+4096 with no disk sector: a delayed allocation never written" \
+  grep -q '^  lost        file bytes 4096+4096 (sectors 8-15); .*; no disk sector: delayed allocation never written' \
+  "$T/delalloc/report.txt"
+wtrack_run delalloc-stock --kernel "$stock" "${delalloc_opts[@]}"
+check "delalloc: the unpatched test kernel on the same ops: exit 0, clean" \
+  [ "$run_status" = 0 ]
 done_testing
