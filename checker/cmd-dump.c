@@ -248,12 +248,13 @@ wtc_sectors_with_op (const struct wtmf_file *f)
 static void
 wtc_dump_extent (const struct wtmf_extent *e)
 {
-  printf ("    extent logical=%" PRIu64 " physical=%" PRIu64 " length=%" PRIu64 " flags=%s%s%s\n",
+  printf ("    extent logical=%" PRIu64 " physical=%" PRIu64 " length=%" PRIu64 " flags=%s%s%s%s\n",
           e->logical, e->physical, e->length,
           e->flags ? "" : "-",
           (e->flags & WTMF_EXT_UNWRITTEN) ? "UNWRITTEN" : "",
           (e->flags & WTMF_EXT_UNMAPPABLE)
-          ? ((e->flags & WTMF_EXT_UNWRITTEN) ? ",UNMAPPABLE" : "UNMAPPABLE") : "");
+          ? ((e->flags & WTMF_EXT_UNWRITTEN) ? ",UNMAPPABLE" : "UNMAPPABLE") : "",
+          (e->flags & WTMF_EXT_DELALLOC) ? ",DELALLOC" : "");
 }
 
 static void

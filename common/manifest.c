@@ -218,6 +218,9 @@ wtmf_parse_extents (struct wtmf_cursor *c, struct wtmf_file *f)
     if (e->flags & ~WTMF_EXT_ALL)
       return wtmf_bad (c, at + 24, "file %" PRIu32 " extent %" PRIu32
                        ": unknown flags 0x%" PRIx32, f->id, i, e->flags);
+    if ((e->flags & WTMF_EXT_DELALLOC) && !(e->flags & WTMF_EXT_UNMAPPABLE))
+      return wtmf_bad (c, at + 24, "file %" PRIu32 " extent %" PRIu32
+                       ": DELALLOC without UNMAPPABLE", f->id, i);
     if (e->length == 0 || e->logical + e->length < e->logical
         || e->physical + e->length < e->physical)
       return wtmf_bad (c, at, "file %" PRIu32 " extent %" PRIu32

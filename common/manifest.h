@@ -46,8 +46,12 @@ enum wtmf_flag {
 enum wtmf_extent_flag {
   WTMF_EXT_UNWRITTEN = 1,
   WTMF_EXT_UNMAPPABLE = 2,      /* inline, encoded or unknown: no disk bytes */
+  /* FIEMAP_EXTENT_DELALLOC after the sync: the kernel holds data it never
+   * wrote (no block allocated). Comes with UNMAPPABLE, so readers that
+   * predate it skip the extent; check judges its sectors as lost. */
+  WTMF_EXT_DELALLOC = 4,
 };
-#define WTMF_EXT_ALL 3u
+#define WTMF_EXT_ALL 7u
 
 enum wtmf_op_kind {
   WTMF_OP_MMAP_STORE = 1,

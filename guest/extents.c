@@ -66,6 +66,10 @@ wtg_fiemap_flags (uint32_t fe_flags)
     flags |= WTMF_EXT_UNWRITTEN;
   if (fe_flags & no_disk_bytes)
     flags |= WTMF_EXT_UNMAPPABLE;
+  /* Mapped after a sync (FIEMAP_FLAG_SYNC): a delayed allocation still
+   * pending is data the kernel never wrote; check judges it. */
+  if (fe_flags & FIEMAP_EXTENT_DELALLOC)
+    flags |= WTMF_EXT_DELALLOC;
   return flags;
 }
 

@@ -25,6 +25,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -45,6 +46,7 @@ struct wtg_ops {
   struct wtg_ops_file *files;
   uint32_t nfiles;
   uint64_t page;
+  uint64_t block;               /* the file system's block size (statvfs) */
   unsigned char *data;          /* page-aligned: a write's bytes */
   unsigned char *back;          /* page-aligned: bytes read back */
   uint64_t executed[WTG_OK_COUNT];
@@ -401,11 +403,27 @@ wtg_ops_verify (struct wtg_ops *o, struct wtg_ops_file *of, const struct wtg_op 
   return 0;
 }
 
+/* The bytes a dedupe compares, as the kernel's generic_remap_checks
+ * counts them: the length cut to the source's EOF; when both ranges end at
+ * their files' EOFs, all of it, else whole blocks only. */
+static uint64_t
+wtg_ops_dedupe_compared (const struct wtg_ops *o, const struct wtg_op *op,
+                         const struct wtg_file_model *src, const struct wtg_file_model *dst)
+{
+  if (op->src_off >= src->size)
+    return 0;
+  uint64_t len = op->len;
+  if (len > src->size - op->src_off)
+    len = src->size - op->src_off;
+  if (op->src_off + len == src->size && op->off + len == dst->size)
+    return len;
+  return len / o->block * o->block;
+}
+
 /* A dedupe the kernel ran: when it found the ranges differing although
- * the model holds the same bytes in both (the part of whole blocks it
- * compares, at least the whole pages below both EOFs), the page cache
- * holds other bytes than the model: a surprise. Differing bytes in the
- * model are the ordinary case, counted. */
+ * the model holds the same bytes over what the kernel compares, the page
+ * cache holds other bytes than the model: a surprise. Differing bytes in
+ * the model are the ordinary case, counted. */
 static int
 wtg_ops_dedupe_differs (struct wtg_ops *o, const struct wtg_op *op, uint64_t n)
 {
@@ -414,7 +432,7 @@ wtg_ops_dedupe_differs (struct wtg_ops *o, const struct wtg_op *op, uint64_t n)
   o->dedupes_differing++;
   const struct wtg_file_model *src = &o->files[op->src_file - 1].m;
   const struct wtg_file_model *dst = &o->files[op->file - 1].m;
-  uint64_t len = op->len / o->page * o->page;
+  uint64_t len = wtg_ops_dedupe_compared (o, op, src, dst);
   if (len && op->src_off + len <= src->size && op->off + len <= dst->size
       && memcmp (src->image + op->src_off, dst->image + op->off, len) == 0)
     wtg_ops_surprise (o, n, "dedupe found f%" PRIu32 " and f%" PRIu32
@@ -557,6 +575,10 @@ wtg_ops_files (struct wtg_ops *o)
   /* adding a file moves the model's table: point at it once it is whole */
   for (uint32_t i = 0; i < o->nfiles; i++)
     o->files[i].f = &run->model.files[i];
+  struct statvfs vfs;
+  o->block = o->page;
+  if (o->nfiles && fstatvfs (o->files[0].f->fd, &vfs) == 0 && vfs.f_bsize)
+    o->block = vfs.f_bsize;
   return 0;
 }
 

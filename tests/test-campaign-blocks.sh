@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 require_tools /usr/bin/python3 jq chromium timeout
 require_built "$WTRACK"
-plan 17
+plan 19
 
 cat >"$T/blocks.campaign" <<'INI'
 [campaign]
@@ -66,6 +66,14 @@ check "a variant's fs with an unknown fs is refused, named" \
 check "variants whose fs are none of the campaign's: no cell, refused" \
   bad 'no cell' '[campaign]\nfs = btrfs\n[v]\nfs = ext4\n'
 
+# README's example campaign (the indented block after "`blocks.campaign`:")
+awk '/`blocks.campaign`:/ { on = 1; next } on && /^    / { print substr($0, 5); seen = 1; next }
+     on && seen { exit }' "$TOP/README.md" >"$T/readme.campaign"
+"$WTRACK" campaign expand "$T/readme.campaign" --plan "$T/plan.tsv" >/dev/null
+check "README's blocks.campaign: 2 kernels x (3 fs at 4k + 2 at 1k) x 10 seeds, 1k cells with -b 1024 / -b size=1024" \
+  test "$(wc -l <"$T/plan.tsv") $(grep -c '^trixie\.btrfs\.1k' "$T/plan.tsv") $(mkfs bookworm.ext4.1k.ops.s7)|$(mkfs trixie.xfs.1k.ops.s10)" \
+    = "100 0 -b 1024|-b size=1024"
+
 # ---- the grid: block sizes the cells reported ---------------------------
 D=$T/campaign
 mkdir -p "$D"
@@ -112,4 +120,8 @@ check "summary.html renders in Chromium without a console message" \
 check "summary.html: the column heads say the block size" \
   test "$(grep -o '<th>[a-z0-9]*/[0-9]k ops, [0-9./ KiB]* blocks</th>' "$T/summary.dom" | tr '\n' ' ')" = \
     "<th>ext4/4k ops, 4.0 KiB blocks</th> <th>ext4/1k ops, 1.0 KiB blocks</th> <th>xfs/4k ops, 4.0 KiB blocks</th> <th>xfs/1k ops, 1.0 KiB blocks</th> <th>btrfs/4k ops, 4.0 KiB/64 KiB blocks</th> "
+cell_ini trixie.xfs.4k.ops.s2 block_size=4k
+"$WTRACK" campaign collect "$D" >"$T/bad-bs.txt"; rc=$?
+check "a cell.ini whose block_size is no number: that cell is an error, named (exit 2)" \
+  test "$rc" = 2 -a -n "$(grep 'trixie.xfs.4k.ops.s2: cell.ini: block_size: not a number: 4k' "$T/bad-bs.txt")"
 done_testing

@@ -3,14 +3,15 @@
 # tests/unit/test-check-classes: every class, the precedence cases, a
 # partial last sector, an unwritten extent, holes, content shared by
 # neighbouring sectors; clean, torn, no manifest; a partial ZERO, a file in
-# two extents apart on the disk, a file whose size alone changed cold.
+# two extents apart on the disk, a file whose size alone changed cold; a
+# DELALLOC extent after the sync (its data lost, its zeros clean).
 . "$(dirname "$0")/lib.sh"
 require_tools /usr/bin/python3 truncate
 GEN=$TOP/tests/unit/test-check-classes
 require_built "$WTRACK" "$GEN"
-plan 26
+plan 31
 
-for s in clean damaged nomanifest zeroed coldgrew; do "$GEN" --make "$T/$s" $s; done
+for s in clean damaged nomanifest zeroed coldgrew delalloc delalloczero; do "$GEN" --make "$T/$s" $s; done
 
 # The bad sectors of a JSON report, one "PATH FILE_SECTOR DISK_SECTOR CLASS"
 # line each, sorted, in the generator's truth.txt format.
@@ -73,6 +74,24 @@ check "zeroed: file sectors contiguous but not on the disk make two runs" \
   test "$(json_get "$T/zeroed.json" '[(r["disk_sector"], r["sectors"]) for r in d["files"][3]["runs"]]')" = "[(7300, 1), (7310, 1)]"
 check "zeroed: readback=mismatch says the page cache was wrong too" \
   grep -q '^/data/f3: 1 sector lost in 1 page; page cache was wrong too' "$T/zeroed.txt"
+
+# FIEMAP still says DELALLOC after the guest's sync: the kernel holds bytes
+# it never wrote. Sectors whose data it holds are lost (no disk sector);
+# those that must read zeros are clean; none is "not checkable".
+"$WTRACK" check "$T/delalloc" --json "$T/delalloc.json" >"$T/delalloc.txt"; rc=$?
+bad_sectors "$T/delalloc.json" >"$T/dgot.txt"
+check "delalloc: exit 1, damaged, the 4 data sectors lost with no disk sector" \
+  test "$rc $(json_get "$T/delalloc.json" 'd["verdict"], d["by_class"]["lost"]')" = "1 damaged 4" \
+    -a "$(cat "$T/dgot.txt")" = "$(sort "$T/delalloc/truth.txt")"
+check "delalloc: every f4 sector compared, none counted not checkable" \
+  test "$(json_get "$T/delalloc.json" 'd["files"][3]["checked_sectors"], d["files"][3]["uncheckable_sectors"]')" = "16 0"
+check "delalloc: the run names the file offset and says why, with no disk sector" \
+  grep -q '^  lost        file bytes 4096+2048 (sectors 8-11); last op 12 pwrite 0+6144 .*; no disk sector: delayed allocation never written (extent DELALLOC after the sync): the kernel holds these bytes, no block was allocated$' "$T/delalloc.txt"
+"$WTRACK" check "$T/delalloczero" --json "$T/delalloczero.json" >"$T/delalloczero.txt"; rc=$?
+check "delalloczero: a DELALLOC extent that must read zeros is clean, compared" \
+  test "$rc $(json_get "$T/delalloczero.json" 'd["verdict"], d["files"][3]["checked_sectors"], d["files"][3]["uncheckable_sectors"]')" = "0 clean 16 0"
+check "dump names the DELALLOC extent" \
+  eval '"$WTRACK" dump --channel "$T/delalloc/channel.bin" | grep -q "extent logical=4096 physical=0 length=4096 flags=UNMAPPABLE,DELALLOC$"'
 
 # After the reboot a file grew a zero tail, every sector as expected: the
 # size alone makes the file, and the disk, damaged.

@@ -8,7 +8,7 @@
 require_tools /usr/bin/python3 truncate
 GEN=$TOP/tests/unit/test-check-classes
 require_built "$WTRACK" "$GEN"
-plan 20
+plan 22
 
 json_get () { /usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 # run_check NAME DIR: wtrack check DIR, text in $T/NAME.txt, JSON in $T/NAME.json;
@@ -92,4 +92,8 @@ check "hostile strings: escaped C-style" \
        -n "$(grep -F '# guest: kernel 6.1.0-\x1b[31mred\x1b[0m, fs ext4\rnot,' "$T/hostile.txt")"
 check "hostile strings: the JSON holds them exactly" \
   test "$(json_get "$T/hostile.json" 'd["files"][1]["path"] == "/data/caf\u00e9\x1b[2J\ufffd\n!! forged f2" and d["guest"]["error"] == "x\r!! forged error\x1b]0;title\x07" and d["guest"]["kernel"] == "6.1.0-\x1b[31mred\x1b[0m" and d["files"][1]["pages"][0]["text"].startswith("page 0 of /data/caf\u00e9\\x1b[2J\\xff\\n!! forged")')" = True
+check "ops counts from a bent RESULT: only KEY=COUNT lines, names escaped, null for a bad count" \
+  test "$(json_get "$T/hostile.json" 'd["ops"] == {"list": 3, "executed": {"pw\"rite\x1b": 2}, "refused": {"reflink": 1}, "surprises": None, "pairs": {"pwrite>mwrite": 2, "pwrite>fzero": 1, "pwrite>mw\"r": 4}, "chains_wmrm": None}')" = True
+check "no ops counts in a RESULT without op_list: ops is null" \
+  test "$(json_get "$T/clean.json" 'd["ops"]')" = None
 done_testing

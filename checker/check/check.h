@@ -37,6 +37,7 @@ struct wtc_bad {
   uint64_t expected;            /* the manifest's hash */
   uint64_t image;               /* what the file reads there */
   bool unwritten;               /* in an UNWRITTEN extent: reads zeros */
+  bool delalloc;                /* in a DELALLOC extent: never written, no block */
   bool ambiguous;               /* expected content too common to trace */
   bool stale;                   /* written, yet the disk holds its pre-run content */
   uint8_t cls;
@@ -56,7 +57,7 @@ struct wtc_bad {
 
 struct wtc_file_stat {
   uint64_t checked;             /* sectors compared */
-  uint64_t uncheckable;         /* in extents flagged unmappable (inline, encoded) */
+  uint64_t uncheckable;         /* in unmappable extents (inline, encoded), not DELALLOC */
   uint64_t unchecked;           /* in extents misaligned or off the image */
   uint64_t claimed_twice;       /* claimed by more than one extent */
   uint64_t bad;

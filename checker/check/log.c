@@ -347,6 +347,8 @@ wtc_log_pass (struct wtc_check *c, GError **error)
 static uint8_t
 wtc_class_of (const struct wtc_bad *b)
 {
+  if (b->delalloc)
+    return WTC_LOST;            /* no block: the kernel kept the bytes */
   if (b->disk_sector == WTC_NO_SECTOR)
     return WTC_UNMAPPED;
   if (b->last_seq && b->last_known && b->last_hash == b->expected)

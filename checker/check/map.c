@@ -88,6 +88,22 @@ wtc_extent_sectors (const struct wtmf_file *f, const struct wtmf_extent *e,
   return true;
 }
 
+/* A delayed allocation still pending after the guest's sync: the kernel
+ * holds these bytes and never wrote them, so no block holds them. A sector
+ * that must read zeros is clean (a hole would read so); any other is lost. */
+static void
+wtc_check_delalloc (struct wtc_check *c, uint32_t fi, uint64_t first, uint64_t end)
+{
+  const struct wtmf_file *f = &c->mf->files[fi];
+  for (uint64_t s = first; s < end; s++) {
+    c->files[fi].checked++;
+    if (f->hashes[s] != wtc_zero_hash ()) {
+      wtc_add_bad (c, fi, s, WTC_NO_SECTOR, wtc_zero_hash (), false);
+      g_array_index (c->bad, struct wtc_bad, c->bad->len - 1).delalloc = true;
+    }
+  }
+}
+
 /* The sectors [first, end) of file fi that extent e covers. */
 static void
 wtc_map_extent (struct wtc_check *c, uint32_t fi, const struct wtmf_extent *e,
@@ -95,6 +111,10 @@ wtc_map_extent (struct wtc_check *c, uint32_t fi, const struct wtmf_extent *e,
 {
   const struct wtmf_file *f = &c->mf->files[fi];
   uint64_t disk_first = (e->physical + (first * WT_SECTOR_SIZE - e->logical)) / WT_SECTOR_SIZE;
+  if (e->flags & WTMF_EXT_DELALLOC) {
+    wtc_check_delalloc (c, fi, first, end);
+    return;
+  }
   if (e->flags & WTMF_EXT_UNMAPPABLE) {
     c->files[fi].uncheckable += end - first;
     return;

@@ -171,6 +171,11 @@ wtc_text_run_story (const struct wtc_run *r, const struct wtc_bad *b, FILE *out)
 {
   char t[32];
   const char *mixed = r->holds_mixed ? " (first sector; the others differ)" : "";
+  if (b->delalloc) {
+    fprintf (out, "; no disk sector: delayed allocation never written (extent DELALLOC after"
+             " the sync): the kernel holds these bytes, no block was allocated");
+    return;
+  }
   wtc_text_run_cause (b, out);
   if (r->cls == WTC_UNMAPPED)
     return;

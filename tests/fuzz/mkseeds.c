@@ -310,6 +310,12 @@ campaigns (void)
   write_file ("campaign", "readme.campaign", readme, sizeof readme - 1, NULL, 0, NULL, 0);
   write_file ("campaign", "variants.campaign", variants, sizeof variants - 1, NULL, 0, NULL, 0);
   write_file ("campaign", "arches.campaign", arches, sizeof arches - 1, NULL, 0, NULL, 0);
+  /* block sizes as variants: KEY.FS options and a variant's own fs */
+  static const char blocks[] =
+    "[campaign]\nkernels = debian:trixie\nfs = ext4 xfs btrfs\nworkloads = ops\nseeds = 1-2\n"
+    "mkfs-opts.btrfs = --sectorsize 4096\n[4k]\nmkfs-opts.ext4 = -b 4096\n[1k]\nfs = ext4 xfs\n"
+    "mkfs-opts.ext4 = -b 1024\nmkfs-opts.xfs = -b size=1024\n";
+  write_file ("campaign", "blocks.campaign", blocks, sizeof blocks - 1, NULL, 0, NULL, 0);
 }
 
 /* Campaign folders' records as scripts/wtrack-campaign writes them:
@@ -345,7 +351,7 @@ collect_seeds (void)
   static const char damaged[] =
     INI_HEAD ("bookworm.ext4.lossy.linus2006.s1", "damaged", "1")
     "kernel_sha256=" SUM_A "\nargs=" INI_ARGS "\\t--plugin-opt\\tfault=vanish:p=0.002:seed=3\n"
-    "verdict=damaged\npage_size=4096\nbad_sectors=56\n"
+    "verdict=damaged\npage_size=4096\nblock_size=1024\nbad_sectors=56\n"
     "[classes]\nlost=40\nstale=16\n[timings]\nboot=8.25\nworkload=12.5\ncheck=0.3\n";
   static const char stale[] =
     INI_HEAD ("bookworm.ext4.lossy.linus2006.s1", "clean", "0")

@@ -21,7 +21,10 @@
  * and a fourth file, /data/f4, whose two sectors lie in two extents apart on
  * the disk, both lost: two runs); coldgrew (the clean run and a cold pass's
  * cold.bin in which /data/f2 grew a zero tail to 1024 bytes, every sector
- * as expected).
+ * as expected); delalloc (the clean run and a fourth file, /data/f4, 16
+ * sectors: 0-7 on the disk, 8-15 in a DELALLOC extent the kernel never
+ * wrote, of which 8-11 hold data (lost, no disk sector) and 12-15 zeros
+ * (clean)); delalloczero (the same, but 8-11 expect zeros too: clean).
  * The disk is simulated here: a write stores its sectors and logs them; a
  * "vanished" write does neither; a "lied" write logs but does not store. */
 #include <errno.h>
@@ -197,6 +200,15 @@ static struct wtmf_extent f3_ext[] = {
 
 static uint64_t f1_hash[64], f2_hash[2], f3_hash[8];
 static uint32_t f1_op[64], f2_op[2], f3_op[8];
+/* The delalloc scenarios' /data/f4: written up to sector 12 (or 8), then
+ * FIEMAP still says DELALLOC from sector 8 on. */
+#define TAG_F4_DELALLOC 0x4600000000ull
+static struct wtmf_extent f4_delalloc_ext[] = {
+  { 0, 7400 * SECTOR, 8 * SECTOR, 0 },
+  { 8 * SECTOR, 0, 8 * SECTOR, WTMF_EXT_DELALLOC | WTMF_EXT_UNMAPPABLE },
+};
+static uint64_t f4_delalloc_hash[16];
+static uint32_t f4_delalloc_op[16];
 
 static void
 expect (uint64_t *hashes, uint32_t *ops, uint64_t fs, uint64_t n,
@@ -353,6 +365,22 @@ scenario_is (const struct gen *g, const char *name)
   return strcmp (g->scenario, name) == 0;
 }
 
+/* The delalloc scenarios: f4's first page reaches the disk; its second
+ * never does, yet the file must hold data in its first half (delalloc) or
+ * only zeros (delalloczero). */
+static void
+workload_f4_delalloc (struct gen *g)
+{
+  bool data = scenario_is (g, "delalloc");
+  uint32_t o = op (g, 4, WTMF_OP_PWRITE, 0, (data ? 12 : 8) * SECTOR);
+  expect (f4_delalloc_hash, f4_delalloc_op, 0, data ? 12 : 8, TAG_F4_DELALLOC, o);
+  expect_zero (f4_delalloc_hash, data ? 12 : 8, data ? 4 : 8);
+  disk_write (g, 7400, 8, TAG_F4_DELALLOC, true, true);
+  op (g, 4, WTMF_OP_FSYNC, 0, 0);
+  if (data)
+    truth (g, "/data/f4", 8, 4, -1, "lost");
+}
+
 static void save (const struct gen *g, const char *name, const void *p, size_t n);
 
 /* The coldgrew scenario's cold.bin: the cold pass read every file back as
@@ -431,6 +459,13 @@ send_manifest (struct gen *g)
     files[3].extents = f4_split;
     files[3].nextents = 2;
     nfiles = 4;
+  } else if (strncmp (g->scenario, "delalloc", 8) == 0) {
+    files[3] = (struct wtmf_file) {
+      .id = 4, .path = "/data/f4", .inode = 15, .size = 16 * SECTOR, .nextents = 2,
+      .extents = f4_delalloc_ext, .nsectors = 16, .hashes = f4_delalloc_hash,
+      .ops = f4_delalloc_op,
+    };
+    nfiles = 4;
   }
   struct wtmf_buf b = { 0 };
   wtmf_buf_header (&b, nfiles, g->nops, 0);
@@ -474,7 +509,7 @@ make_run (const char *dir, const char *scenario)
 {
   static const char *const known[] = {
     "clean", "damaged", "nomanifest", "pasteof", "offdisk", "overlap", "hostile",
-    "zeroed", "coldgrew",
+    "zeroed", "coldgrew", "delalloc", "delalloczero",
   };
   struct gen g = { .dir = dir, .scenario = scenario };
   char err[256];
@@ -514,11 +549,18 @@ make_run (const char *dir, const char *scenario)
   workload (&g, damaged);
   if (scenario_is (&g, "zeroed"))
     zero_half_of_f3_last_sector (&g);
+  if (strncmp (scenario, "delalloc", 8) == 0)
+    workload_f4_delalloc (&g);
   send_text (&g, WTCH_MARK, "synced");
   if (strcmp (scenario, "nomanifest") != 0)
     send_manifest (&g);
   send_text (&g, WTCH_RESULT, hostile
              ? "status=0\nreadback=match\nreadback_bad_sectors=0\nerror=x\r!! forged error\x1b]0;title\x07\n"
+               /* the ops workload's counts, bent: names to escape, values
+                * that are not counts, pairs without a count */
+               "op_list=3\nops_pw\"rite\x1b=2\nops_refused=1\nops_x=12ab\nops_y=\n"
+               "refused_reflink=1\npairs_pwrite=mwrite:2,bad,:3,x:y,fzero:1,mw\"r:4\n"
+               "chains_wmrm=99999999999999999999999\n"
              : scenario_is (&g, "zeroed")
              ? "status=0\nreadback=mismatch\nreadback_bad_sectors=1\n"
              : "status=0\nreadback=match\nreadback_bad_sectors=0\n");
@@ -591,7 +633,7 @@ main (int argc, char **argv)
     return 0;
   }
   if (argc != 1) {
-    fprintf (stderr, "usage: test-check-classes [--make DIR clean|damaged|nomanifest|pasteof|offdisk|overlap|hostile|zeroed|coldgrew]\n");
+    fprintf (stderr, "usage: test-check-classes [--make DIR clean|damaged|nomanifest|pasteof|offdisk|overlap|hostile|zeroed|coldgrew|delalloc|delalloczero]\n");
     return 2;
   }
   tap_plan (9);

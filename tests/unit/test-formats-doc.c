@@ -611,8 +611,9 @@ check_manifest (void)
                 b.p + trailer_at, tw, sizeof tw / sizeof tw[0]);
   const struct named eflags[] = {
     { "UNWRITTEN", WTMF_EXT_UNWRITTEN }, { "UNMAPPABLE", WTMF_EXT_UNMAPPABLE },
+    { "DELALLOC", WTMF_EXT_DELALLOC },
   };
-  check_values ("manifest extent flags", "The manifest", "Extent flags", eflags, 2,
+  check_values ("manifest extent flags", "The manifest", "Extent flags", eflags, 3,
                 true, WTMF_EXT_ALL);
   const struct named kinds[] = {
     { "MMAP_STORE", WTMF_OP_MMAP_STORE }, { "PWRITE", WTMF_OP_PWRITE },

@@ -33,7 +33,7 @@ static struct wtmf_extent ext_513[] = {
 static struct wtmf_extent ext_big[] = {
   { 0, 1ull << 30, 8192, 0 },
   { 8192, (1ull << 30) + 65536, 4096, WTMF_EXT_UNWRITTEN },
-  { 12288, 0, 4096, WTMF_EXT_UNMAPPABLE },
+  { 12288, 0, 4096, WTMF_EXT_UNMAPPABLE | WTMF_EXT_DELALLOC },
 };
 
 static char long_path[301];
@@ -402,8 +402,10 @@ test_corrupt_fields (void)
       "file 1: 4294967295 extents cannot fit" },
     { "extent count one more", big + 24, 4, 4, -1, NULL },
     { "extent count one less", big + 24, 4, 2, -1, NULL },
-    { "extent flags 4", ext513 + 32 + 24, 4, 4, (long long) ext513 + 32 + 24,
-      "file 4294967294 extent 1: unknown flags 0x4" },
+    { "extent flags 8", ext513 + 32 + 24, 4, 8, (long long) ext513 + 32 + 24,
+      "file 4294967294 extent 1: unknown flags 0x8" },
+    { "extent flags 4: DELALLOC alone", ext513 + 32 + 24, 4, 4, (long long) ext513 + 32 + 24,
+      "file 4294967294 extent 1: DELALLOC without UNMAPPABLE" },
     { "extent flags 2^31", extbig + 24, 4, 1u << 31, (long long) extbig + 24,
       "unknown flags 0x80000000" },
     { "extent length 0", extbig + 64 + 16, 8, 0, (long long) extbig + 64,
@@ -609,7 +611,7 @@ main (void)
   good = b.p;
   good_len = b.len;
 
-  tap_plan (56);
+  tap_plan (57);
   test_helpers ();
   test_round_trip ();
   test_truncation ();
