@@ -81,7 +81,7 @@ wtlog_strip_data (const char *path, char *err, size_t errlen)
   /* The log as it is: a ring still beside it holds records the log lacks,
    * so the log is not closed and is refused below.  (Looking for the ring
    * would also format the ENOENT of its absence: under ASan, a strerror in
-   * the plugin leaves nbdkit hung in exit, doc/design.md.) */
+   * the plugin leaves nbdkit hung in exit, doc/design-build.md.) */
   struct wtlog_reader *r = wtlog_reader_open_plain (path, &h, err, errlen);
   if (!r)
     return -1;

@@ -1,4 +1,4 @@
-/* A campaign file and its cells. doc/design.md ("Campaigns") has the rules:
+/* A campaign file and its cells. doc/design-campaigns.md has the rules:
  * which keys are axes, which options repeat, how ids are made. */
 #include <errno.h>
 #include <inttypes.h>
