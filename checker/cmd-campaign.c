@@ -44,7 +44,7 @@ wtc_campaign_expand (int argc, char **argv)
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_option_context_set_summary (ctx, "Print the cells of a campaign, one a line, with their ids.");
   g_option_context_set_description (ctx,
-    "CAMPAIGN is a key file (doc/design.md, \"Campaigns\"); without it the axes\n"
+    "CAMPAIGN is a key file (doc/design-campaigns.md); without it the axes\n"
     "come from the options (defaults: debian:bookworm, ext4, linus2006, seed 1).\n"
     "A cell's id is made of its kernel, fs, variant, workload and seed, so it\n"
     "does not change when axes grow. Exit status: 0, or 2 for a bad campaign\n"

@@ -1,6 +1,7 @@
 /* Campaigns: many runs over kernels x filesystems x variants x workloads x
- * seeds. plan.c reads a campaign (a key file and command-line axes)
- * and expands it into cells with stable ids; collect.c reads what
+ * seeds. plan.c reads a campaign (a key file and command-line axes),
+ * cells.c expands it into cells with stable ids and writes and reads
+ * plan.tsv; collect.c reads what
  * the cells left and summary.c writes summary.txt, summary.json,
  * results.xml and summary.html from it.
  * scripts/wtrack-campaign runs the cells. */
@@ -57,6 +58,19 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (wtc_campaign, wtc_campaign_free)
 /* The cells in axis order: kernels, fs, variants, workloads, seeds. */
 GPtrArray *wtc_campaign_cells (const struct wtc_campaign *c);
 void wtc_cell_free (struct wtc_cell *cell);
+
+/* plan.c's rules, which the cells (cells.c) follow too. */
+/* A debian: kernel spec without an architecture is this one's; its cells
+ * get no --arch. */
+#define WTC_DEFAULT_ARCH "amd64"
+/* debian:RELEASE[/ARCH[-SUFFIX]]: the release, the architecture (amd64
+ * when none is given) and the flavour's suffix (NULL: the architecture's
+ * own); false for a spec of another kind. */
+bool wtc_debian_spec (const char *spec, char **release, char **arch, char **suffix);
+/* A variant with an fs key of its own runs on those fs only. */
+bool wtc_variant_has_fs (const struct wtc_variant *v, const char *fs);
+/* A decimal number, the whole string. */
+bool wtc_parse_u64 (const char *s, guint64 *out);
 
 /* The architecture of a kernel spec: ARCH of debian:R/ARCH[-FLAVOUR],
  * else amd64 (debian:R, build: and bzImage paths). */
