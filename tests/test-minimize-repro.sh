@@ -57,7 +57,7 @@ import random
 r = random.Random(3)
 kinds = ["pwrite", "write", "dwrite", "mwrite", "msync", "msync -a", "munmap", "truncate",
          "falloc", "falloc -k", "fpunch", "fzero", "fzero -k", "fcollapse", "finsert",
-         "copy_range", "fsync", "fdatasync", "sync_range", "fadvise"]
+         "copy_range", "fsync", "fdatasync", "sync_range", "fadvise", "syncfs", "drop_caches"]
 limit, page = 256 << 10, 4096
 size = {1: 0, 2: 0}
 for i in range(300):
@@ -68,7 +68,7 @@ for i in range(300):
     if k == "dwrite" or k in ("fcollapse", "finsert"):
         off, ln = off // page * page, page * r.randint(1, 3)
     off, ln = min(off, limit - 6 * page), ln
-    if k in ("msync", "msync -a", "munmap", "fsync", "fdatasync"):
+    if k in ("msync", "msync -a", "munmap", "fsync", "fdatasync", "syncfs", "drop_caches"):
         print(f"f{f} {k}")
     elif k == "truncate":
         print(f"f{f} truncate {hex(r.randrange(0, limit))}")
