@@ -92,4 +92,11 @@ bool wtc_campaign_collect (const char *dir, FILE *print, int *status, GError **e
  * arguments or another kernel): what --resume runs. */
 bool wtc_campaign_todo (const char *dir, FILE *out, GError **error);
 
+/* cell-facts: from a cell's report.json, what its cell.ini keeps:
+ * verdict=, bad_sectors=, page_size= and block_size= (when known), then
+ * "[classes]" with each class that occurred and "[timings]" with each
+ * phase's seconds, one KEY=VALUE a line. False when REPORT cannot be read
+ * or is not a JSON object. */
+bool wtc_campaign_cell_facts (const char *report, FILE *out, GError **error);
+
 #endif
