@@ -57,7 +57,7 @@ variant () {
 }
 variant notops; sed -i 's/^ops$/linus2006/' "$T/notops/run.args"
 bad notops "$T/notops" 2 "a run of the linus2006 workload, not of ops"
-variant clean; sed -i -E 's/"(lied|overwritten|misplaced|lost)": [0-9]+/"\1": 0/g' "$T/clean/report.json"
+variant clean; sed -i -E 's/"(lied|overwritten|misplaced|lost)": *[0-9]+/"\1": 0/g' "$T/clean/report.json"
 bad clean "$T/clean" 2 "a clean run"
 variant nokernel; sed -i '/^--kernel$/{n;s|.*|/nonexistent/vmlinuz|}' "$T/nokernel/run.args"
 bad nokernel "$T/nokernel" 2 "its kernel /nonexistent/vmlinuz is gone"
