@@ -44,7 +44,7 @@ wtc_campaign_expand (int argc, char **argv)
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_option_context_set_summary (ctx, "Print the cells of a campaign, one a line, with their ids.");
   g_option_context_set_description (ctx,
-    "CAMPAIGN is a key file (doc/design.md, \"Campaigns\"); without it the axes\n"
+    "CAMPAIGN is a key file (doc/design-campaigns.md); without it the axes\n"
     "come from the options (defaults: debian:bookworm, ext4, linus2006, seed 1).\n"
     "A cell's id is made of its kernel, fs, variant, workload and seed, so it\n"
     "does not change when axes grow. Exit status: 0, or 2 for a bad campaign\n"
@@ -143,16 +143,45 @@ wtc_campaign_todo_cmd (int argc, char **argv)
   return WT_EXIT_OK;
 }
 
+static int
+wtc_campaign_cell_facts_cmd (int argc, char **argv)
+{
+  const GOptionEntry entries[] = { { NULL, 0, 0, 0, NULL, NULL, NULL } };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("REPORT.JSON");
+  g_autoptr (GError) error = NULL;
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_option_context_set_summary (ctx,
+    "Print what a campaign's cell.ini keeps of a cell's report.json, one\n"
+    "KEY=VALUE a line: verdict, bad_sectors, page_size and block_size when\n"
+    "known, then [classes] (each damage class that occurred) and [timings]\n"
+    "(each phase's seconds). scripts/wtrack-campaign calls it for each cell.");
+  g_option_context_set_description (ctx,
+    "Exit status: 0, or 2 when REPORT.JSON cannot be read or bad usage.");
+  if (!wtc_cli_parse (ctx, &argc, &argv))
+    return WT_EXIT_USAGE;
+  if (argc != 2) {
+    wtc_cli_usage ("expected REPORT.JSON");
+    return WT_EXIT_USAGE;
+  }
+  if (!wtc_campaign_cell_facts (argv[1], stdout, &error)) {
+    wtc_cli_error ("%s", error->message);
+    return WT_EXIT_ERROR;
+  }
+  return WT_EXIT_OK;
+}
+
 static void
 wtc_campaign_help (FILE *out)
 {
-  fputs ("Usage: wtrack campaign expand|collect|todo [OPTION...] ARGS\n"
+  fputs ("Usage: wtrack campaign expand|collect|todo|cell-facts [OPTION...] ARGS\n"
          "       wtrack campaign expand [CAMPAIGN] [OPTION...]\n"
          "       wtrack campaign collect DIR\n"
-         "       wtrack campaign todo DIR\n\n"
+         "       wtrack campaign todo DIR\n"
+         "       wtrack campaign cell-facts REPORT.JSON\n\n"
          "The parts of scripts/wtrack-campaign written in C: expand a campaign into\n"
          "cells with stable ids, list the cells without a result made as the plan\n"
-         "asks (todo), and collect the cells' results into summary.txt,\n"
+         "asks (todo), print what a cell's cell.ini keeps of its report.json\n"
+         "(cell-facts), and collect the cells' results into summary.txt,\n"
          "summary.json, results.xml and summary.html. 'wtrack campaign SUBCOMMAND\n"
          "--help' has more.\n", out);
 }
@@ -173,13 +202,17 @@ wt_cmd_campaign (int argc, char **argv)
     wtc_cli_begin ("campaign todo");
     return wtc_campaign_todo_cmd (argc - 1, argv + 1);
   }
+  if (argc >= 2 && strcmp (argv[1], "cell-facts") == 0) {
+    wtc_cli_begin ("campaign cell-facts");
+    return wtc_campaign_cell_facts_cmd (argc - 1, argv + 1);
+  }
   if (argc >= 2 && (strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0)) {
     wtc_campaign_help (stdout);
     return WT_EXIT_OK;
   }
   if (argc < 2)
-    wtc_cli_usage ("expected a subcommand: expand, collect or todo");
+    wtc_cli_usage ("expected a subcommand: expand, collect, todo or cell-facts");
   else
-    wtc_cli_usage ("unknown subcommand: %s (expand, collect or todo)", argv[1]);
+    wtc_cli_usage ("unknown subcommand: %s (expand, collect, todo or cell-facts)", argv[1]);
   return WT_EXIT_USAGE;
 }

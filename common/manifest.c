@@ -9,6 +9,7 @@
 
 #include "crc32c.h"
 #include "le.h"
+#include "search.h"
 #include "sector-hash.h"
 
 const char *
@@ -454,17 +455,19 @@ wtmf_free (struct wtmf_manifest *m)
   memset (m, 0, sizeof *m);
 }
 
+/* The id of the i-th file in id order. */
+static uint64_t
+wtmf_id_at (size_t i, const void *ctx)
+{
+  const struct wtmf_manifest *m = ctx;
+  return m->files[m->by_id[i]].id;
+}
+
 const struct wtmf_file *
 wtmf_find_file (const struct wtmf_manifest *m, uint32_t id)
 {
-  uint32_t n = m->by_id ? m->nfiles : 0, lo = 0, hi = n;
-  while (lo < hi) {
-    uint32_t mid = lo + (hi - lo) / 2;
-    if (m->files[m->by_id[mid]].id < id)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
+  uint32_t n = m->by_id ? m->nfiles : 0;
+  size_t lo = wt_lower_bound (0, n, id, wtmf_id_at, m);
   if (lo == n)
     return NULL;
   const struct wtmf_file *f = &m->files[m->by_id[lo]];

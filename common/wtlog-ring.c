@@ -456,3 +456,21 @@ wtlog_ring_recover (const char *log_path, char *err, size_t errlen)
   free (rc.ring_path);
   return ret;
 }
+
+/* Declared in wtlog.h, defined here: reading a log completes it from its
+ * ring first, and the ring is the one part of the format that knows both
+ * files (so wtlog.c does not depend on this file). */
+struct wtlog_reader *
+wtlog_reader_open (const char *path, struct wtlog_header *h, char *err,
+                   size_t errlen)
+{
+  /* A plugin killed while its newest records were only in the ring left
+   * them there: put them in the log first, so every tool reads the same
+   * log.  The recovery's own note (on 1) is not the caller's business. */
+  char rerr[1024];
+  if (wtlog_ring_recover (path, rerr, sizeof rerr) == -1) {
+    snprintf (err, errlen, "%s", rerr);
+    return NULL;
+  }
+  return wtlog_reader_open_plain (path, h, err, errlen);
+}

@@ -175,7 +175,8 @@ struct wtlog_status {
 /* Returns NULL with err set when the file cannot be opened or its header is
  * bad (the message names the file and the field).  A log whose plugin was
  * killed is first completed from its ring (wtlog_ring_recover in
- * wtlog-ring.h); when that fails, so does the open, with its message. */
+ * wtlog-ring.h); when that fails, so does the open, with its message.
+ * Defined in wtlog-ring.c, so that wtlog.c needs nothing of the ring. */
 struct wtlog_reader *wtlog_reader_open (const char *path,
                                         struct wtlog_header *h,
                                         char *err, size_t errlen);
@@ -198,5 +199,9 @@ void wtlog_reader_close (struct wtlog_reader *r);
  * looked at (wtlog_reader_open_plain): a log whose ring still holds
  * records lacks its final CLOSE, and is refused. */
 int wtlog_strip_data (const char *path, char *err, size_t errlen);
+
+/* For wtlog.c, wtlog-read.c and wtlog-ring.c: fmt into err; returns -1. */
+int wtlog_fail (char *err, size_t errlen, const char *fmt, ...)
+  __attribute__ ((format (printf, 3, 4)));
 
 #endif

@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,26 +131,6 @@ wtg_cold_hashes (struct wtg_run *run, int fd, struct wtmf_file *cf)
   return 0;
 }
 
-static void
-wtg_cold_text (struct wtg_run *run, const char *fmt, ...)
-  __attribute__ ((format (printf, 2, 3)));
-
-static void
-wtg_cold_text (struct wtg_run *run, const char *fmt, ...)
-{
-  char text[1024];
-  va_list ap;
-  va_start (ap, fmt);
-  int n = vsnprintf (text, sizeof text, fmt, ap);
-  va_end (ap);
-  if (n < 0)
-    return;
-  if ((size_t) n >= sizeof text)
-    n = sizeof text - 1;
-  fprintf (stderr, "wtrack-guest: %s\n", text);
-  wtg_channel_send (run->chan, WTCH_TEXT, text, (uint32_t) n);
-}
-
 /* The cold entry of one warm file, appended to b. */
 static int
 wtg_cold_file (struct wtg_run *run, const char *mount, const struct wtmf_file *wf,
@@ -167,7 +146,7 @@ wtg_cold_file (struct wtg_run *run, const char *mount, const struct wtmf_file *w
     cf.error = fd < 0 || errno ? (uint32_t) errno : EINVAL;
     if (fd >= 0 && !S_ISREG (st.st_mode))
       cf.error = EINVAL;
-    wtg_cold_text (run, "cold: %s: %s", wf->path, strerror ((int) cf.error));
+    wtg_text (run, "cold: %s: %s", wf->path, strerror ((int) cf.error));
     if (fd >= 0)
       close (fd);
     (*unreadable)++;
@@ -187,7 +166,7 @@ wtg_cold_file (struct wtg_run *run, const char *mount, const struct wtmf_file *w
   if (rc == 0 && wtg_extents (fd, path, cf.size, &cf.extents, &cf.nextents, &method,
                               err, sizeof err) < 0) {
     /* The kernel under test is not this one: a refusal is a finding. */
-    wtg_cold_text (run, "cold: extents: %s", err);
+    wtg_text (run, "cold: extents: %s", err);
     cf.extents = NULL;
     cf.nextents = 0;
   }
@@ -195,7 +174,7 @@ wtg_cold_file (struct wtg_run *run, const char *mount, const struct wtmf_file *w
     rc = wtg_cold_hashes (run, fd, &cf);
   for (uint64_t s = 0; rc == 0 && s < nsectors; s++)
     if (cf.ops[s]) {
-      wtg_cold_text (run, "cold: %s: sector %" PRIu64 " unreadable: %s", wf->path, s,
+      wtg_text (run, "cold: %s: sector %" PRIu64 " unreadable: %s", wf->path, s,
                      strerror ((int) cf.ops[s]));
       (*unreadable)++;
       break;

@@ -38,14 +38,10 @@ wtg_mark (struct wtg_run *run, const char *fmt, ...)
   return 0;
 }
 
-static void
-wtg_text (struct wtg_run *run, const char *fmt, ...)
-  __attribute__ ((format (printf, 2, 3)));
-
-static void
+void
 wtg_text (struct wtg_run *run, const char *fmt, ...)
 {
-  char text[512];
+  char text[1024];
   va_list ap;
   va_start (ap, fmt);
   int n = vsnprintf (text, sizeof text, fmt, ap);

@@ -176,5 +176,9 @@ int wtg_pwrite (struct wtg_run *run);
 int wtg_ops (struct wtg_run *run);
 int wtg_manifest_files (struct wtg_run *run);
 int wtg_cold (struct wtg_run *run);
+/* A TEXT message on the channel (and on stderr): what the host should read
+ * in the report, at most 1023 bytes (finish.c). */
+void wtg_text (struct wtg_run *run, const char *fmt, ...)
+  __attribute__ ((format (printf, 2, 3)));
 
 #endif

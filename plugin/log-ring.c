@@ -5,7 +5,7 @@
  * helper that prefaults the ring's pages.
  * Why a ring: a store into a new page of a mapping costs a page fault, a
  * zeroed page and the file system's page_mkwrite, several microseconds on
- * the machines measured (doc/design.md, "Measuring speed"), and a log
+ * the machines measured (doc/performance.md), and a log
  * mapped whole took a new page per 4 KiB written; the ring's pages are
  * mapped once and used again, and O_DIRECT adds no page to the cache.  With
  * write(2) per record, ext4 serialized the writers on the log's inode lock
@@ -38,13 +38,13 @@
 #define WTP_LOG_WINDOW_MIN (UINT64_C (1) << 30)
 /* The ring's size.  Other sizes measured slower here: 4 KiB random data=on
  * writes against nbdkit file, paired rounds, 0.85x with 64 MiB, about
- * 0.75x with 16 or 32 MiB, 0.57x-0.80x with 136 MiB (doc/design.md). */
+ * 0.75x with 16 or 32 MiB, 0.57x-0.80x with 136 MiB (doc/design-plugin.md). */
 #define WTP_LOG_RING_SIZE (UINT64_C (64) << 20)
 /* The ring of a log without DATA.  Its records are the write's hashes, 8
  * bytes a sector (about 130 bytes for a 4 KiB write, 3% of the data), so
  * 8 MiB holds over a second of records at the fastest rate measured, and
  * the run keeps 56 MiB less page cache and prefaults an eighth of the
- * pages (doc/design.md, "The plugin's log"). */
+ * pages (doc/design-plugin.md, "The plugin's log"). */
 #define WTP_LOG_RING_SIZE_HASHES (UINT64_C (8) << 20)
 /* The smallest ring, on a file system without room for the full one: it
  * holds a few of the records that go through it (less than

@@ -9,7 +9,7 @@ GEN=$TOP/tests/unit/gen-wtlog
 CLASSES=$TOP/tests/unit/test-check-classes
 require_built "$WTRACK" "$GEN" "$CLASSES"
 COMMANDS="check dump verify replay export import crash"
-plan 48
+plan 52
 
 for c in $COMMANDS; do
   check "$c --help: the first line is the usage of wtrack $c" \
@@ -33,7 +33,7 @@ for c in $COMMANDS; do
   check "$c --no-such-option: exit 2, prefixed once" bad_usage "$c" --no-such-option
 done
 # campaign has subcommands, each named in its messages and its --help
-for c in "campaign expand" "campaign collect" "campaign todo"; do
+for c in "campaign expand" "campaign collect" "campaign todo" "campaign cell-facts"; do
   # shellcheck disable=SC2086 # "campaign expand": a command and its subcommand
   check "$c --help: the first line is the usage of wtrack $c" \
     grep -q "^Usage: wtrack $c \[OPTION\.\.\.\]" <("$WTRACK" $c --help | head -n 1)
@@ -119,5 +119,20 @@ scripts_usage () {
   [ -z "$bad" ] || { diag "not 4:$bad"; return 1; }
 }
 check "every script exits 4 on bad usage" scripts_usage
+
+# campaign cell-facts: what a cell.ini keeps of a report.json, so that no
+# script parses the JSON wtrack writes (scripts/wtrack-campaign, bench)
+cat >"$T/facts.json" <<'EOF'
+{"verdict": "damaged", "bad_sectors": 12, "guest": {"page_size": 65536, "block_size": null},
+ "by_class": {"unmapped": 0, "lied": 0, "overwritten": 4, "misplaced": 0, "lost": 8},
+ "timings": {"setup": 0.815, "boot": 30.5, "total": 31.315}}
+EOF
+printf '%s\n' verdict=damaged bad_sectors=12 page_size=65536 '[classes]' overwritten=4 lost=8 \
+  '[timings]' setup=0.815 boot=30.5 total=31.315 >"$T/facts.want"
+check "campaign cell-facts: the verdict, counts, sizes known, classes that occurred, timings" \
+  diff -u "$T/facts.want" <("$WTRACK" campaign cell-facts "$T/facts.json")
+echo '[1, 2]' >"$T/facts-array.json"
+check "campaign cell-facts: a report that is not an object: exit 2, named" \
+  eval '"$WTRACK" campaign cell-facts "$T/facts-array.json" >/dev/null 2>"$T/facts.err"; [ $? = 2 ] && grep -q "facts-array.json: not a JSON object" "$T/facts.err"'
 
 done_testing

@@ -42,9 +42,9 @@ file: checker/check/log.c
 tests: tests/test-checker-check.sh
 why: none
 <<<
-      hi = mid;
+  return x < y ? -1 : x > y;
 ===
-      hi = mid + 1;
+  return x > y ? -1 : x < y;
 >>>
 MUT
 "$M" --mutants "$T/stale" --check >"$T/stale.out" 2>&1; rc=$?

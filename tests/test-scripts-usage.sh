@@ -8,9 +8,9 @@
 cases=(
   "build-kernel --patch" "get-kernel --release" "mkinitramfs --fs"
   "bench --rounds" "bench-check --rounds" "bench-replay --size"
-  "wtrack-run --fs" "wtrack-campaign --jobs"
+  "wtrack-run --fs" "wtrack-campaign --jobs" "wtrack-minimize --jobs"
 )
-plan $((${#cases[@]} * 2))
+plan $((${#cases[@]} * 2 + 1))
 
 # usage_status SCRIPT ARGS...: prints the status and the first stderr line
 usage_status () {
@@ -31,4 +31,8 @@ for c in "${cases[@]}"; do
   check "$script: $opt without its value is exit 4 and named ($got)" \
     test "${got%% *}" = 4 -a -n "$(grep -F -- "$opt" <<<"$got")"
 done
+# install-deps takes no option with a value: only the unknown one
+got=$(usage_status install-deps --no-such-option)
+check "install-deps: an unknown option is exit 4 and named ($got)" \
+  test "${got%% *}" = 4 -a -n "$(grep -F -- '--no-such-option' <<<"$got")"
 done_testing

@@ -1,6 +1,7 @@
 /* Campaigns: many runs over kernels x filesystems x variants x workloads x
- * seeds. plan.c reads a campaign (a key file and command-line axes)
- * and expands it into cells with stable ids; collect.c reads what
+ * seeds. plan.c reads a campaign (a key file and command-line axes),
+ * cells.c expands it into cells with stable ids and writes and reads
+ * plan.tsv; collect.c reads what
  * the cells left and summary.c writes summary.txt, summary.json,
  * results.xml and summary.html from it.
  * scripts/wtrack-campaign runs the cells. */
@@ -58,6 +59,19 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (wtc_campaign, wtc_campaign_free)
 GPtrArray *wtc_campaign_cells (const struct wtc_campaign *c);
 void wtc_cell_free (struct wtc_cell *cell);
 
+/* plan.c's rules, which the cells (cells.c) follow too. */
+/* A debian: kernel spec without an architecture is this one's; its cells
+ * get no --arch. */
+#define WTC_DEFAULT_ARCH "amd64"
+/* debian:RELEASE[/ARCH[-SUFFIX]]: the release, the architecture (amd64
+ * when none is given) and the flavour's suffix (NULL: the architecture's
+ * own); false for a spec of another kind. */
+bool wtc_debian_spec (const char *spec, char **release, char **arch, char **suffix);
+/* A variant with an fs key of its own runs on those fs only. */
+bool wtc_variant_has_fs (const struct wtc_variant *v, const char *fs);
+/* A decimal number, the whole string. */
+bool wtc_parse_u64 (const char *s, guint64 *out);
+
 /* The architecture of a kernel spec: ARCH of debian:R/ARCH[-FLAVOUR],
  * else amd64 (debian:R, build: and bzImage paths). */
 char *wtc_kernel_arch (const char *spec);
@@ -77,5 +91,12 @@ bool wtc_campaign_collect (const char *dir, FILE *print, int *status, GError **e
  * made as the plan now asks (none, lost, an unreadable cell.ini, other
  * arguments or another kernel): what --resume runs. */
 bool wtc_campaign_todo (const char *dir, FILE *out, GError **error);
+
+/* cell-facts: from a cell's report.json, what its cell.ini keeps:
+ * verdict=, bad_sectors=, page_size= and block_size= (when known), then
+ * "[classes]" with each class that occurred and "[timings]" with each
+ * phase's seconds, one KEY=VALUE a line. False when REPORT cannot be read
+ * or is not a JSON object. */
+bool wtc_campaign_cell_facts (const char *report, FILE *out, GError **error);
 
 #endif

@@ -18,6 +18,54 @@
 
 static const char *const wtc_status_names[] = { "not_run", "clean", "damaged", "error" };
 
+/* The grid's rows and columns, shared with collect.c's tally. */
+
+void
+wtc_column_free (struct wtc_column *col)
+{
+  g_free (col->fs);
+  g_free (col->variant);
+  g_free (col->workload);
+  g_free (col->label);
+  g_free (col);
+}
+
+static bool
+wtc_same (const char *a, const char *b)
+{
+  return (!a && !b) || (a && b && strcmp (a, b) == 0);
+}
+
+guint
+wtc_column_of (GPtrArray *columns, const struct wtc_cell *cell)
+{
+  for (guint i = 0; i < columns->len; i++) {
+    const struct wtc_column *col = g_ptr_array_index (columns, i);
+    if (wtc_same (col->fs, cell->fs) && wtc_same (col->variant, cell->variant)
+        && wtc_same (col->workload, cell->workload))
+      return i;
+  }
+  struct wtc_column *col = g_new0 (struct wtc_column, 1);
+  col->fs = g_strdup (cell->fs);
+  col->variant = g_strdup (cell->variant);
+  col->workload = g_strdup (cell->workload);
+  col->label = cell->variant
+                 ? g_strdup_printf ("%s/%s %s", cell->fs, cell->variant, cell->workload)
+                 : g_strdup_printf ("%s %s", cell->fs, cell->workload);
+  g_ptr_array_add (columns, col);
+  return columns->len - 1;
+}
+
+guint
+wtc_row_of (GPtrArray *rows, const char *kernel)
+{
+  for (guint i = 0; i < rows->len; i++)
+    if (strcmp (g_ptr_array_index (rows, i), kernel) == 0)
+      return i;
+  g_ptr_array_add (rows, g_strdup (kernel));
+  return rows->len - 1;
+}
+
 /* pdata has no NULL end: g_strjoinv does not serve. */
 char *
 wtc_join (GPtrArray *strings, const char *sep)

@@ -70,6 +70,7 @@ wtc_grid_at (struct wtc_collect *c, guint row, guint col)
  * row, each added when new. */
 guint wtc_column_of (GPtrArray *columns, const struct wtc_cell *cell);
 guint wtc_row_of (GPtrArray *rows, const char *kernel);
+void wtc_column_free (struct wtc_column *col);
 
 /* The strings of a GPtrArray joined by sep. */
 char *wtc_join (GPtrArray *strings, const char *sep);

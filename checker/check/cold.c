@@ -11,6 +11,7 @@
 #include "check/check.h"
 #include "lib/lastwrite.h"
 #include "sector-hash.h"
+#include "search.h"
 
 static const char *const wtc_cold_class_names[WTC_COLD_NCLASSES] = {
   [WTC_COLD_MISSING] = "missing", [WTC_COLD_UNREADABLE] = "unreadable",
@@ -143,18 +144,16 @@ wtc_cold_at_cmp (gconstpointer a, gconstpointer b)
 }
 
 /* The first entry at or after sector. */
+static uint64_t
+wtc_cold_at_sector (size_t i, const void *at)
+{
+  return g_array_index ((const GArray *) at, struct wtc_cold_at, i).sector;
+}
+
 static guint
 wtc_cold_at_lower (const GArray *at, uint64_t sector)
 {
-  guint lo = 0, hi = at->len;
-  while (lo < hi) {
-    guint mid = lo + (hi - lo) / 2;
-    if (g_array_index (at, struct wtc_cold_at, mid).sector < sector)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
+  return (guint) wt_lower_bound (0, at->len, sector, wtc_cold_at_sector, at);
 }
 
 /* One pass over the log: the last write of every cold disk sector named. */
@@ -248,18 +247,16 @@ wtc_cold_file_spans (const struct wtc_check *c, const struct wtc_cold *k)
 }
 
 /* The first span whose last sector is at or after sector. */
+static uint64_t
+wtc_cold_span_last (size_t i, const void *spans)
+{
+  return g_array_index ((const GArray *) spans, struct wtc_cold_span, i).last;
+}
+
 static guint
 wtc_cold_span_lower (const GArray *spans, uint64_t sector)
 {
-  guint lo = 0, hi = spans->len;
-  while (lo < hi) {
-    guint mid = lo + (hi - lo) / 2;
-    if (g_array_index (spans, struct wtc_cold_span, mid).last < sector)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
+  return (guint) wt_lower_bound (0, spans->len, sector, wtc_cold_span_last, spans);
 }
 
 /* Applies to m the part of rec outside the spans: of a WRITE the sectors

@@ -11,6 +11,7 @@
 
 #include "check/html-data.h"
 #include "sector-hash.h"
+#include "search.h"
 
 static uint64_t
 wtc_html_div_up (uint64_t a, uint64_t b)
@@ -132,35 +133,34 @@ wtc_html_note_range (struct wtc_html_data *d, const struct wtlog_record *rec,
   }
 }
 
+static uint64_t
+wtc_html_seq_at (size_t i, const void *want_seq)
+{
+  return g_array_index ((const GArray *) want_seq, uint64_t, i);
+}
+
+/* The index of seq in want_seq (sorted), or -1. */
+static gint64
+wtc_html_seq_index (const struct wtc_html_data *d, uint64_t seq)
+{
+  size_t n = d->want_seq ? d->want_seq->len : 0;
+  size_t i = wt_lower_bound (0, n, seq, wtc_html_seq_at, d->want_seq);
+  return i < n && g_array_index (d->want_seq, uint64_t, i) == seq ? (gint64) i : -1;
+}
+
 static void
 wtc_html_note_seq (struct wtc_html_data *d, uint64_t seq, double x)
 {
-  guint lo = 0, hi = d->want_seq->len;
-  while (lo < hi) {
-    guint mid = lo + (hi - lo) / 2;
-    if (g_array_index (d->want_seq, uint64_t, mid) < seq)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  if (lo < d->want_seq->len && g_array_index (d->want_seq, uint64_t, lo) == seq)
-    g_array_index (d->want_x, double, lo) = x;
+  gint64 i = wtc_html_seq_index (d, seq);
+  if (i >= 0)
+    g_array_index (d->want_x, double, i) = x;
 }
 
 double
 wtc_html_seq_x (const struct wtc_html_data *d, uint64_t seq)
 {
-  for (guint lo = 0, hi = d->want_seq ? d->want_seq->len : 0; lo < hi;) {
-    guint mid = lo + (hi - lo) / 2;
-    uint64_t v = g_array_index (d->want_seq, uint64_t, mid);
-    if (v == seq)
-      return g_array_index (d->want_x, double, mid);
-    if (v < seq)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return -1;
+  gint64 i = wtc_html_seq_index (d, seq);
+  return i >= 0 ? g_array_index (d->want_x, double, i) : -1;
 }
 
 static void

@@ -7,6 +7,7 @@
 
 #include "channel.h"
 #include "check/check.h"
+#include "search.h"
 #include "sector-hash.h"
 
 /* Expected content shared by more bad sectors than this (a fill pattern)
@@ -185,18 +186,16 @@ wtc_index_places (struct wtc_check *c, GHashTable *by_expected)
 }
 
 /* The first entry of by_disk at or after sector. */
+static uint64_t
+wtc_disk_index_at (size_t i, const void *by_disk)
+{
+  return g_array_index ((const GArray *) by_disk, struct wtc_disk_index, i).sector;
+}
+
 static guint
 wtc_disk_lower_bound (const GArray *by_disk, uint64_t sector)
 {
-  guint lo = 0, hi = by_disk->len;
-  while (lo < hi) {
-    guint mid = lo + (hi - lo) / 2;
-    if (g_array_index (by_disk, struct wtc_disk_index, mid).sector < sector)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
+  return (guint) wt_lower_bound (0, by_disk->len, sector, wtc_disk_index_at, by_disk);
 }
 
 static void
@@ -385,6 +384,12 @@ wtc_interpolate (const struct wtc_mark *a, const struct wtc_mark *b, uint64_t g)
   return t < 0 ? 0 : (uint64_t) t;
 }
 
+static uint64_t
+wtc_mark_guest_at (size_t i, const void *marks)
+{
+  return g_array_index ((const GArray *) marks, struct wtc_mark, i).guest_ns;
+}
+
 bool
 wtc_guest_to_log (const struct wtc_check *c, uint64_t guest_ns,
                   uint64_t *log_ns, bool *approx)
@@ -404,14 +409,7 @@ wtc_guest_to_log (const struct wtc_check *c, uint64_t guest_ns,
   }
   /* The first MARK at or after guest_ns: a binary search, as a report asks
    * once per run and a channel may hold millions of MARKs. */
-  guint lo = 1, hi = m->len - 1;
-  while (lo < hi) {
-    guint mid = lo + (hi - lo) / 2;
-    if (g_array_index (m, struct wtc_mark, mid).guest_ns < guest_ns)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
+  size_t lo = wt_lower_bound (1, m->len - 1, guest_ns, wtc_mark_guest_at, m);
   if (m->len == 1) {
     *log_ns = last->log_ns;
     *approx = false;

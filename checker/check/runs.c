@@ -3,6 +3,7 @@
 #include <inttypes.h>
 
 #include "check/check.h"
+#include "search.h"
 
 #define WTC_PAGE_SECTORS 8
 
@@ -35,18 +36,16 @@ wtc_run_add (const struct wtc_check *c, struct wtc_run *r, const struct wtc_bad 
 }
 
 /* c->bad is sorted by file: a binary search. */
+static uint64_t
+wtc_bad_file_at (size_t i, const void *bad)
+{
+  return g_array_index ((const GArray *) bad, struct wtc_bad, i).file;
+}
+
 guint
 wtc_file_first_bad (const struct wtc_check *c, uint32_t fi)
 {
-  guint lo = 0, hi = c->bad->len;
-  while (lo < hi) {
-    guint mid = lo + (hi - lo) / 2;
-    if (g_array_index (c->bad, struct wtc_bad, mid).file < fi)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
+  return (guint) wt_lower_bound (0, c->bad->len, fi, wtc_bad_file_at, c->bad);
 }
 
 GArray *

@@ -8,6 +8,7 @@
 #include "lib/channel-read.h"
 #include "lib/util.h"
 #include "manifest.h"
+#include "search.h"
 #include "sector-hash.h"
 
 /* Sectors read with one pread while checking. */
@@ -272,17 +273,18 @@ wtc_oracle_new (const char *log, const char *channel, uint64_t disk_size,
 
 /* The last checkpoint whose MARK is at or before seq (ckpts is sorted by
  * mark_seq; a binary search, as there is one lookup per state). */
+static uint64_t
+wtc_ckpt_mark_at (size_t i, const void *ckpts)
+{
+  return g_array_index ((const GArray *) ckpts, struct wtc_ckpt, i).mark_seq;
+}
+
 static const struct wtc_ckpt *
 wtc_oracle_find (const struct wtc_oracle *o, uint64_t seq)
 {
-  guint lo = 0, hi = o->ckpts->len;   /* the answer is lo - 1 */
-  while (lo < hi) {
-    guint mid = lo + (hi - lo) / 2;
-    if (g_array_index (o->ckpts, struct wtc_ckpt, mid).mark_seq <= seq)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
+  /* the first checkpoint after seq; the answer is the one before it */
+  size_t lo = seq == UINT64_MAX ? o->ckpts->len
+    : wt_lower_bound (0, o->ckpts->len, seq + 1, wtc_ckpt_mark_at, o->ckpts);
   return lo ? &g_array_index (o->ckpts, struct wtc_ckpt, lo - 1) : NULL;
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "crash/crash.h"
+#include "lib/json.h"
 #include "lib/util.h"
 
 /* Shown at most for each state's data verdict; the JSON has them all. */
@@ -90,47 +91,68 @@ wtc_crash_print_header (void)
 }
 
 static void
-wtc_crash_json_data (FILE *f, const struct wtc_data_verdict *v)
+wtc_crash_json_data (JsonBuilder *b, const struct wtc_data_verdict *v)
 {
-  fprintf (f, ",\"data\":\"%s\",\"checkpoint\":%" PRIu32 ",\"data_checked\":%" PRIu64
-           ",\"data_bad_sectors\":%" PRIu64 ",\"data_bad\":[",
-           v->checkpoint == 0 ? "none" : v->bad ? "bad" : "ok", v->checkpoint,
-           v->checked, v->bad);
+  wtc_jb_str (b, "data", v->checkpoint == 0 ? "none" : v->bad ? "bad" : "ok");
+  wtc_jb_u64 (b, "checkpoint", v->checkpoint);
+  wtc_jb_u64 (b, "data_checked", v->checked);
+  wtc_jb_u64 (b, "data_bad_sectors", v->bad);
+  wtc_jb_array (b, "data_bad");
   for (guint i = 0; i < v->runs->len; i++) {
     const struct wtc_data_run *r = &g_array_index (v->runs, struct wtc_data_run, i);
-    fprintf (f, "%s{\"path\":", i ? "," : "");
-    wtc_json_str (f, r->path);
-    fprintf (f, ",\"file_sector\":%" PRIu64 ",\"disk_sector\":%" PRIu64
-             ",\"sectors\":%" PRIu64 "}", r->file_sector, r->disk_sector, r->count);
+    wtc_jb_object (b, NULL);
+    wtc_jb_str (b, "path", r->path);
+    wtc_jb_u64 (b, "file_sector", r->file_sector);
+    wtc_jb_u64 (b, "disk_sector", r->disk_sector);
+    wtc_jb_u64 (b, "sectors", r->count);
+    json_builder_end_object (b);
   }
-  fprintf (f, "]");
+  json_builder_end_array (b);
 }
 
+static void
+wtc_crash_json_state (JsonBuilder *b, const struct wtc_crash_state *s)
+{
+  wtc_jb_object (b, NULL);
+  wtc_jb_u64 (b, "state", s->number);
+  wtc_jb_str (b, "kind", s->kind);
+  wtc_jb_u64 (b, "seq", s->seq);
+  wtc_jb_u64 (b, "t_ns", s->t_ns);
+  wtc_jb_int (b, "status", s->status);
+  wtc_jb_str (b, "writes", s->writes ? s->writes : "");
+  wtc_jb_u64 (b, "subset_writes", s->subset_writes);
+  wtc_jb_u64 (b, "epoch_writes", s->epoch_writes);
+  wtc_crash_json_data (b, &s->data);
+  json_builder_end_object (b);
+}
+
+/* crash.json: one compact line (json-glib's compact form is the one it had). */
 bool
 wtc_crash_write_json (const struct wtc_crash *c, const char *path, GError **error)
 {
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  wtc_jb_object (b, NULL);
+  wtc_jb_int (b, "version", 1);
+  wtc_jb_u64 (b, "checkpoints", c->oracle ? wtc_oracle_checkpoints (c->oracle) : 0);
+  wtc_jb_array (b, "states");
+  for (guint i = 0; i < c->states->len; i++)
+    wtc_crash_json_state (b, &g_array_index (c->states, struct wtc_crash_state, i));
+  json_builder_end_array (b);
+  wtc_jb_u64 (b, "failed", c->failed);
+  wtc_jb_u64 (b, "failed_check", c->failed_check);
+  wtc_jb_u64 (b, "failed_data", c->failed_data);
+  wtc_jb_bool (b, "complete", !(c->full || c->torn));
+  json_builder_end_object (b);
+  g_autoptr (JsonNode) root = json_builder_get_root (b);
+  g_autofree char *text = wtc_json_text (root);
   FILE *f = fopen (path, "w");
   if (!f) {
     g_set_error (error, WTC_ERROR, 0, "open: %s: %s", path, g_strerror (errno));
     return false;
   }
-  fprintf (f, "{\"version\":1,\"checkpoints\":%u,\"states\":[",
-           c->oracle ? wtc_oracle_checkpoints (c->oracle) : 0);
-  for (guint i = 0; i < c->states->len; i++) {
-    const struct wtc_crash_state *s = &g_array_index (c->states, struct wtc_crash_state, i);
-    fprintf (f, "%s{\"state\":%" PRIu64 ",\"kind\":\"%s\",\"seq\":%" PRIu64
-             ",\"t_ns\":%" PRIu64 ",\"status\":%d,\"writes\":", i ? "," : "",
-             s->number, s->kind, s->seq, s->t_ns, s->status);
-    wtc_json_str (f, s->writes ? s->writes : "");
-    fprintf (f, ",\"subset_writes\":%u,\"epoch_writes\":%u", s->subset_writes,
-             s->epoch_writes);
-    wtc_crash_json_data (f, &s->data);
-    fprintf (f, "}");
-  }
-  fprintf (f, "],\"failed\":%" PRIu64 ",\"failed_check\":%" PRIu64
-           ",\"failed_data\":%" PRIu64 ",\"complete\":%s}\n", c->failed,
-           c->failed_check, c->failed_data, c->full || c->torn ? "false" : "true");
-  if (fclose (f) != 0) {
+  fputs (text, f);
+  fputc ('\n', f);
+  if (ferror (f) | (fclose (f) != 0)) {
     g_set_error (error, WTC_ERROR, 0, "write: %s: %s", path, g_strerror (errno));
     return false;
   }

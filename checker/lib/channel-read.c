@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "channel.h"
+#include "search.h"
 #include "lib/util.h"
 
 static void
@@ -87,18 +88,16 @@ wtc_channel_last (const struct wtc_channel *ch, uint16_t type)
 
 /* The first message at or after offset (messages are in offset order: the
  * reader takes them at increasing offsets). */
+static uint64_t
+wtc_msg_offset_at (size_t i, const void *msgs)
+{
+  return g_array_index ((const GArray *) msgs, struct wtc_msg, i).offset;
+}
+
 static guint
 wtc_msg_lower_bound (const struct wtc_channel *ch, uint64_t offset)
 {
-  guint lo = 0, hi = ch->msgs->len;
-  while (lo < hi) {
-    guint mid = lo + (hi - lo) / 2;
-    if (g_array_index (ch->msgs, struct wtc_msg, mid).offset < offset)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
+  return (guint) wt_lower_bound (0, ch->msgs->len, offset, wtc_msg_offset_at, ch->msgs);
 }
 
 static void
