@@ -8,6 +8,7 @@
 #include <glib.h>
 
 #include "check/check.h"
+#include "check/chunks.h"
 #include "check/report-html.h"
 #include "commands.h"
 #include "lib/cli.h"
@@ -16,7 +17,7 @@
 #include "sector-hash.h"
 
 struct wtc_check_opts {
-  char *image, *log, *channel, *json, *html, *cold, *fsck, *base;
+  char *image, *log, *channel, *json, *html, *cold, *fsck, *base, *chunks;
   int max_runs;
   gboolean no_manifest, quiet, stats;
 };
@@ -39,6 +40,8 @@ wtc_check_clear (struct wtc_check *c)
   if (c->mapped)
     g_array_unref (c->mapped);
   wtc_cold_clear (&c->cold);
+  if (c->chunks)
+    g_array_unref (c->chunks);
 }
 
 /* The channel and its final manifest. Returns false when there is no
@@ -59,6 +62,7 @@ wtc_check_read_channel (struct wtc_check *c)
     c->channel_error = old ? g_strdup_printf ("%s; %s", old, error->message)
       : g_strdup_printf ("%s: %s", c->channel_path, error->message);
   }
+  wtc_check_translate (c, c->manifests, c->channel_path);
   c->mf = wtc_manifest_final (c->manifests);
   return c->mf != NULL;
 }
@@ -227,6 +231,7 @@ wtc_check_parse (int *argc, char ***argv, struct wtc_check_opts *o)
     { "channel", 0, 0, G_OPTION_ARG_FILENAME, &o->channel, "the guest's channel (default RUN_DIR/channel.bin)", "CHANNEL" },
     { "cold", 0, 0, G_OPTION_ARG_FILENAME, &o->cold, "the cold pass's channel (default RUN_DIR/cold.bin when it exists)", "COLD" },
     { "fsck", 0, 0, G_OPTION_ARG_FILENAME, &o->fsck, "fsck of the recovered disk (default RUN_DIR/fsck.txt when it exists)", "FILE" },
+    { "btrfs-chunks", 0, 0, G_OPTION_ARG_FILENAME, &o->chunks, "btrfs's chunk map, to turn FIEMAP's logical addresses into disk offsets (default RUN_DIR/btrfs-chunks.txt when it exists)", "FILE" },
     { "base", 0, 0, G_OPTION_ARG_FILENAME, &o->base, "the disk before the run, to tell stale sectors (default RUN_DIR/base.img)", "IMAGE" },
     { "json", 0, 0, G_OPTION_ARG_FILENAME, &o->json, "write the full report as JSON to FILE", "FILE" },
     { "html", 0, 0, G_OPTION_ARG_FILENAME, &o->html, "write a self-contained HTML report to FILE (disk map, files, timeline)", "FILE" },
@@ -318,6 +323,17 @@ wt_cmd_check (int argc, char **argv)
   g_autofree char *cold = o.cold ? o.cold : dir ? g_build_filename (dir, "cold.bin", NULL) : NULL;
   g_autofree char *fsck = o.fsck ? o.fsck : dir ? g_build_filename (dir, "fsck.txt", NULL) : NULL;
   g_autofree char *base = o.base ? o.base : dir ? g_build_filename (dir, "base.img", NULL) : NULL;
+  g_autofree char *chunks = o.chunks ? o.chunks
+    : dir ? g_build_filename (dir, "btrfs-chunks.txt", NULL) : NULL;
+  g_autoptr (GArray) chunk_map = NULL;
+  if (chunks && (o.chunks || g_file_test (chunks, G_FILE_TEST_EXISTS))) {
+    g_autoptr (GError) cerr = NULL;
+    chunk_map = wtc_chunks_read (chunks, &cerr);
+    if (!chunk_map) {
+      wtc_cli_error ("--btrfs-chunks: %s", cerr->message);
+      return WT_EXIT_ERROR;
+    }
+  }
   if (o.cold && !g_file_test (o.cold, G_FILE_TEST_EXISTS)) {
     wtc_cli_error ("--cold %s: no such file", o.cold);
     return WT_EXIT_ERROR;
@@ -331,6 +347,7 @@ wt_cmd_check (int argc, char **argv)
     .warnings = g_ptr_array_new_with_free_func (g_free),
     .marks = g_array_new (FALSE, FALSE, sizeof (struct wtc_mark)),
     .mapped = g_array_new (FALSE, FALSE, sizeof (struct wtc_segment)),
+    .chunks = g_steal_pointer (&chunk_map),
   };
   g_autoptr (GError) error = NULL;
   if (!wtc_store_log_applied (log, image, &error)) {

@@ -91,6 +91,7 @@ struct wtc_check {
   bool log_read;
   char *log_error;                  /* the log could not be opened */
   uint64_t image_size;
+  GArray *chunks;                   /* btrfs's chunk map (check/chunks.h), or NULL */
   /* Results. */
   GArray *bad;                      /* struct wtc_bad, by file, file sector */
   struct wtc_file_stat *files;      /* one per manifest file */
@@ -107,6 +108,10 @@ struct wtc_check {
 };
 
 void wtc_warn (struct wtc_check *c, const char *fmt, ...) G_GNUC_PRINTF (2, 3);
+
+/* Every extent of manifests (read from path) through c->chunks, when there
+ * is a chunk map; a warning for the extents it cannot place. */
+void wtc_check_translate (struct wtc_check *c, GPtrArray *manifests, const char *path);
 
 /* Warnings kept in full; later ones are only counted. */
 #define WTC_MAX_WARNINGS 100

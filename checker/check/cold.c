@@ -440,6 +440,7 @@ wtc_cold_check (struct wtc_check *c, const char *cold_path, const char *fsck_pat
   k->bad = g_array_new (FALSE, TRUE, sizeof (struct wtc_cold_bad));
   k->files = g_new0 (struct wtc_cold_file, c->mf->nfiles);
   wtc_cold_read_channel (k);
+  wtc_check_translate (c, k->manifests, k->path);
   g_autoptr (wtc_image) disk = wtc_image_open (c->image_path, NULL);
   /* Also when the cold kernel reported nothing (it could not mount). */
   wtc_cold_metadata_pass (c, k, disk);

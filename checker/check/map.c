@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "check/check.h"
+#include "check/chunks.h"
 #include "sector-hash.h"
 
 /* An extent and its place in the manifest, so that extents starting at the
@@ -62,6 +63,8 @@ wtc_check_hole (struct wtc_check *c, uint32_t fi, uint64_t from, uint64_t to)
 static const char *
 wtc_extent_flaw (const struct wtc_check *c, const struct wtmf_extent *e)
 {
+  if (e->flags & WTC_EXT_NO_CHUNK)
+    return "lies in no chunk of the btrfs chunk map";
   if (e->logical % WT_SECTOR_SIZE || e->physical % WT_SECTOR_SIZE
       || e->length % WT_SECTOR_SIZE)
     return "is not aligned to 512 bytes";
