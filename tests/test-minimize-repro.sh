@@ -14,31 +14,12 @@ export PYTHONDONTWRITEBYTECODE=1
 plan 14
 [ "$(id -u)" = 0 ] || skip_all "needs root (tmpfs and loop mounts)"
 
-# gen NAME LINES...: $T/NAME.c from the ops lines (files 2, 256K, seed 7);
-# prints the generator's error instead when it refuses
-gen () {
-  local name=$1; shift
-  python3 - "$TOP/scripts/wtrack-minimize" "$T/$name.c" "$@" <<'PY'
-import importlib.machinery, importlib.util, sys, types
-loader = importlib.machinery.SourceFileLoader("wtm", sys.argv[1])
-spec = importlib.util.spec_from_loader("wtm", loader)
-m = importlib.util.module_from_spec(spec)
-loader.exec_module(m)
-run = types.SimpleNamespace(files=2, size=256 << 10, seed=7, guest_kernel="the host's",
-                            run_args=["--fs", "ext4"])
-try:
-    text = m.repro_c(sys.argv[3:], run, "a test list")
-except m.ReproError as e:
-    print(e)
-    sys.exit(1)
-open(sys.argv[2], "w").write(text)
-PY
-}
-
-# gensh NAME LINES...: $T/NAME.sh, repro.sh of the lines
-gensh () {
-  local name=$1; shift
-  python3 - "$TOP/scripts/wtrack-minimize" "$T/$name.sh" "$@" <<'PY'
+# reproducer KIND NAME LINES...: $T/NAME.c (KIND c: repro.c) or $T/NAME.sh
+# (KIND sh: repro.sh) from the ops lines (files 2, 256K, seed 7), by
+# wtrack-minimize's own generator; prints its error instead when it refuses
+reproducer () {
+  local kind=$1 name=$2; shift 2
+  python3 - "$TOP/scripts/wtrack-minimize" "$kind" "$T/$name.$kind" "$@" <<'PY'
 import importlib.machinery, importlib.util, sys, types
 loader = importlib.machinery.SourceFileLoader("wtm", sys.argv[1])
 spec = importlib.util.spec_from_loader("wtm", loader)
@@ -46,9 +27,17 @@ m = importlib.util.module_from_spec(spec)
 loader.exec_module(m)
 run = types.SimpleNamespace(files=2, size=256 << 10, seed=7, guest_kernel="the host's",
                             run_args=["--fs", "ext4"], page=4096)
-open(sys.argv[2], "w").write(m.repro_sh(sys.argv[3:], run, "a test list"))
+make = m.repro_c if sys.argv[2] == "c" else m.repro_sh
+try:
+    text = make(sys.argv[4:], run, "a test list")
+except m.ReproError as e:
+    print(e)
+    sys.exit(1)
+open(sys.argv[3], "w").write(text)
 PY
 }
+gen () { reproducer c "$@"; }
+gensh () { reproducer sh "$@"; }
 
 # a list of every op kind, drawn as the generator draws them (near EOF,
 # on page edges), without mapped stores past EOF (a finding, below)
