@@ -5,9 +5,9 @@
 # grid and damaged list, and results.xml's testsuite (failures are damaged
 # cells, errors the cells that could not run), and the four files agree.
 . "$(dirname "$0")/lib.sh"
-require_tools /usr/bin/python3
+require_tools /usr/bin/python3 chromium timeout
 require_built "$WTRACK"
-plan 10
+plan 12
 
 D=$T/campaign
 AGREE=$TOP/tests/tools/campaign-agree.py
@@ -31,9 +31,20 @@ cell_ini bookworm.ext4.linus2006.s2 status=damaged exit=1 seconds=12 bad_sectors
 cell_ini bookworm.ext4.linus2006.s3 status=damaged exit=1 seconds=14 bad_sectors=3 \
   '[classes]' overwritten=3
 cell_ini bookworm.xfs.linus2006.s1 status=error exit=2 seconds=3 'error=the guest did not boot'
+# wtrack-campaign run --minimize left one damaged cell minimized
+mkdir -p "$D/cells/bookworm.ext4.linus2006.s2/minimal"
+echo 'verdict: 1-minimal: 2 of 40 ops still lose data' >"$D/cells/bookworm.ext4.linus2006.s2/minimal/summary.txt"
 
 "$WTRACK" campaign collect "$D" >"$T/out.txt"; rc=$?
 check "collect: exit 2 (a cell could not run)" test "$rc" = 2
+check "summary.json: the minimized cell names its minimal/summary.txt, the others null" \
+  test "$(/usr/bin/python3 -c 'import json,sys; print(" ".join(str(c["minimal"]) for c in json.load(open(sys.argv[1]))["cells"]))' "$D/summary.json")" \
+  = "None cells/bookworm.ext4.linus2006.s2/minimal/summary.txt None None None None"
+DBUS_SESSION_BUS_ADDRESS=disabled: timeout 120 chromium --headless --disable-gpu --no-sandbox \
+  --no-first-run --disable-extensions --user-data-dir="$T/chrome" \
+  --dump-dom "file://$D/summary.html" >"$T/summary.dom" 2>/dev/null || true
+check "summary.html: the minimized cell's entry links its minimal/summary.txt" \
+  grep -qF '<a class="minimal" href="cells/bookworm.ext4.linus2006.s2/minimal/summary.txt">minimized</a>' "$T/summary.dom"
 check "summary.json: 6 cells, 1 clean, 2 damaged, 1 error, 2 not run" \
   test "$(/usr/bin/python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["counts"]; print(c["cells"], c["clean"], c["damaged"], c["error"], c["not_run"])' "$D/summary.json")" = "6 1 2 1 2"
 check "summary.txt's first line: 6 cells: 1 clean, 2 damaged, 1 error, 2 not run" \

@@ -27,6 +27,7 @@ wtc_result_clear (struct wtc_result *r)
   g_ptr_array_unref (r->verdict);
   g_hash_table_unref (r->timings);
   g_free (r->dir);
+  g_free (r->minimal);
 }
 
 /* A file's verdict line of report.txt ("/data/f1: 56 sectors lost in 7
@@ -268,6 +269,11 @@ wtc_read_result (const char *dir, const struct wtc_cell *cell, GHashTable *kerne
     r->state = WTC_STATE_DONE;
     g_autofree char *report = g_build_filename (dir, r->dir, "report.txt", NULL);
     wtc_read_verdict (r, report);
+    /* wtrack-campaign run --minimize: the cell's minimized list */
+    g_autofree char *minimal = g_build_filename (r->dir, "minimal", "summary.txt", NULL);
+    g_autofree char *minimal_path = g_build_filename (dir, minimal, NULL);
+    if (g_file_test (minimal_path, G_FILE_TEST_IS_REGULAR))
+      r->minimal = g_steal_pointer (&minimal);
     return;
   }
   /* a record that is not this cell's answer: nothing of it is reported */

@@ -300,6 +300,7 @@ wtc_json_cell (const struct wtc_result *r, JsonBuilder *b)
   wtc_json_by_class (r, b);
   wtc_jb_str (b, "error", r->error);
   wtc_jb_str (b, "dir", r->dir);
+  wtc_jb_str (b, "minimal", r->minimal);
   wtc_jb_strings (b, "args", cell->args);
   json_builder_end_object (b);
 }

@@ -37,6 +37,8 @@ struct wtc_result {
   GPtrArray *verdict;   /* report.txt's verdict lines */
   GHashTable *timings;  /* phase -> double * */
   char *dir;            /* relative to the campaign folder */
+  char *minimal;        /* its minimized list's summary.txt (wtrack-minimize),
+                           relative to the campaign folder; NULL: none */
   guint64 page_size;    /* the guest's (report.json), 0: unknown */
   guint64 block_size;   /* the file system's (report.json), 0: unknown */
 };

@@ -714,7 +714,9 @@
           var what = c.status === "damaged"
             ? c.bad_sectors + " bad sectors (" + Object.keys(c.by_class).map(function (n) { return n + "=" + c.by_class[n]; }).join(" ") + ")"
             : "error: " + (c.error || "?");
-          ul.appendChild(el("li", { class: "failing-cell " + c.status }, [el("a", { href: campaignLink(c), text: c.id }), " " + what]));
+          var li = [el("a", { href: campaignLink(c), text: c.id }), " " + what];
+          if (c.minimal) li.push(" (", el("a", { class: "minimal", href: c.minimal, text: "minimized" }), ")");
+          ul.appendChild(el("li", { class: "failing-cell " + c.status }, li));
         });
         app.appendChild(ul);
       });
