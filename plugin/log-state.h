@@ -55,6 +55,16 @@ struct wtp_log_state {
   struct wtp_hole *holes;
   size_t holes_first, holes_n, holes_cap;
   bool broken;                  /* no more reservations */
+  /* The queue (stage=on, data=off; log-queue.c): the mover applies each
+   * record onto the image and writes it into the log without its payload,
+   * at file_end; ring positions are then the ring's own. */
+  bool queue;
+  int image_fd;
+  const char *image_path;
+  uint64_t image_size;
+  bool image_blockdev;
+  uint64_t file_end;            /* the log file's records end here */
+  unsigned char *qbuf;          /* the mover's records on their way */
   /* Moves: one at a time, under move_lock. */
   pthread_mutex_t move_lock;
   uint64_t moved;               /* every byte below this is in the file */
@@ -91,6 +101,12 @@ void wtp_log_open_direct (const char *path);
 int wtp_log_move (void);
 void wtp_log_start_mover (void);
 void wtp_log_stop_mover (void);
+
+/* log-queue.c: the queue's move (wtp_log_move calls it in queue mode). */
+int wtp_log_move_queue (void);
+/* Called under move_lock after a move: the ring's space below moved is
+ * free, the waiters woken; or on err the log is broken.  0 or -1. */
+int wtp_log_moved (uint64_t target, int err);
 
 #pragma GCC visibility pop
 
