@@ -214,6 +214,11 @@ wtp_log_move (void)
   return r;
 }
 
+/* nbdkit -D wtrack.mover_pause=1: the mover thread moves nothing (the
+ * tests' way to fill the queue before a SIGKILL); requests still move when
+ * the ring is full, and a flush, a FUA and the unload move everything. */
+NBDKIT_DLL_PUBLIC int wtrack_debug_mover_pause = 0;
+
 /* The mover: copies whole blocks from the ring to the file when woken, and
  * every WTP_LOG_MOVE_PERIOD_MS.  A failed move breaks the log; it stops. */
 static void *
@@ -231,6 +236,8 @@ wtp_log_mover (void *unused)
     sem_timedwait (&wtp_log.move_wanted, &until);
     if (__atomic_load_n (&wtp_log.mover_stop, __ATOMIC_ACQUIRE))
       break;
+    if (wtrack_debug_mover_pause)
+      continue;
     if (wtp_log_move () == -1)
       break;
   }
