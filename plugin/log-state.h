@@ -64,6 +64,7 @@ struct wtp_log_state {
   uint64_t image_size;
   bool image_blockdev;
   uint64_t file_end;            /* the log file's records end here */
+  uint64_t apply_end;           /* end of the last record the mover applies */
   unsigned char *qbuf;          /* the mover's records on their way */
   /* Moves: one at a time, under move_lock. */
   pthread_mutex_t move_lock;

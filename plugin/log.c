@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "fileio.h"
+#include "image-apply.h"
 #include "wtlog-ring.h"
 
 #define NBDKIT_API_VERSION 2
@@ -258,6 +259,10 @@ wtp_log_take (struct wtp_slot *slot, struct wtlog_record *rec, uint64_t size)
   rec->seq = ++wtp_log.seq;
   slot->start = wtp_log.pos;
   slot->end = wtp_log.pos += size;
+  slot->apply_before = wtp_log.apply_end;
+  if (wtp_log.queue && wt_record_changes_disk (rec)
+      && !(rec->flags & WTLOG_F_APPLIED))
+    wtp_log.apply_end = slot->end;
   wtp_log_want_move ();
   return 0;
 }

@@ -18,6 +18,10 @@
  * wtp_log_commit() returns. */
 struct wtp_slot {
   uint64_t start, end;
+  /* The queue: the end of the last record before this one whose change the
+   * mover must still write onto the image (a write with its bytes, a zero,
+   * a trim); what a large write waits for (wtp_log_drain_to). */
+  uint64_t apply_before;
   bool copied;                  /* its record is in the ring (or the file) */
   bool waiting;                 /* its thread sleeps on cond */
   pthread_cond_t cond;

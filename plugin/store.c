@@ -70,7 +70,7 @@ wtp_store_write_through (const struct wtp_slot *slot,
                          const struct wtlog_record *rec, const void *buf)
 {
   const struct wtp_export *disk = wtp_store_disk;
-  if (wtp_log_drain_to (slot->start) == -1)
+  if (wtp_log_drain_to (slot->apply_before) == -1)
     nbdkit_error ("write: the queue before seq %" PRIu64 " cannot be moved "
                   "(%m): stopping", rec->seq);
   else if (wt_pwrite_full (disk->fd, buf, rec->length, rec->offset) == -1)

@@ -52,8 +52,10 @@ int wtp_store_queue_setup (void);
 #define WTP_STORE_THROUGH_MIN (64u << 10)
 /* Whether rec is such a write; if so its flags now say APPLIED, no DATA. */
 bool wtp_store_through (struct wtlog_record *rec);
-/* Such a write, its record reserved in slot and not yet copied: waits for
- * the queue before it, then writes buf onto the image.  Stops nbdkit
+/* Such a write, its record reserved in slot and not yet copied: waits
+ * until the mover has written every change before it onto the image (none
+ * when the records before it are large writes too: a sequential pass does
+ * not wait), then writes buf onto the image.  Stops nbdkit
  * (abort) when it cannot: its record would say APPLIED of bytes that are
  * not. */
 struct wtp_slot;
