@@ -198,13 +198,20 @@ wtp_log_move (void)
   pthread_mutex_unlock (&wtp_log.lock);
   int err = 0;
   uint64_t at = wtp_log.moved;
-  struct wtp_hole hole;
+  struct wtp_hole hole = { 0, 0 };
   while (!err && at < target) {
     uint64_t to = target;
     bool skip = wtp_log_next_hole (at, target, &hole);
     if (skip)
       to = hole.start > at ? hole.start : at;
-    err = wtp_log_write_stretch (at, to);
+    /* data=on with stage=on: the image gets each change first, in order
+     * (a record written straight into the file from the file). */
+    if (wtp_log.apply_image)
+      err = wtp_log_apply_ring (at, to);
+    if (!err)
+      err = wtp_log_write_stretch (at, to);
+    if (!err && skip && wtp_log.apply_image && hole.start >= at)
+      err = wtp_log_apply_file (hole.start);
     at = skip ? hole.end : to;
   }
   int r = wtp_log_moved (target, err);

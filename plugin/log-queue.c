@@ -35,14 +35,14 @@
 
 int
 wtp_log_set_queue (int image_fd, const char *image_path, uint64_t image_size,
-                   bool blockdev)
+                   bool blockdev, bool data)
 {
-  wtp_log.qbuf = malloc (WTP_QUEUE_BATCH);
-  if (!wtp_log.qbuf) {
+  if (!data && !(wtp_log.qbuf = malloc (WTP_QUEUE_BATCH))) {
     nbdkit_error ("malloc: the queue's batch: %m");
     return -1;
   }
-  wtp_log.queue = true;
+  wtp_log.queue = !data;
+  wtp_log.apply_image = true;
   wtp_log.image_fd = image_fd;
   wtp_log.image_path = image_path;
   wtp_log.image_size = image_size;
@@ -55,6 +55,12 @@ bool
 wtp_log_is_queue (void)
 {
   return wtp_log.queue;
+}
+
+bool
+wtp_log_applies_image (void)
+{
+  return wtp_log.apply_image;
 }
 
 /* The record's change onto the image, unless it has none or was applied
@@ -87,6 +93,28 @@ wtp_queue_apply (const unsigned char *p, const struct wtlog_record *rec)
   int err = errno ? errno : EIO;
   nbdkit_error ("queue: the image: %s", why);
   return err;
+}
+
+int
+wtp_log_apply_ring (uint64_t from, uint64_t to)
+{
+  int err = 0;
+  for (uint64_t at = from; !err && at < to; ) {
+    const unsigned char *p = wtp_log.ring + at % wtp_log.ring_size;
+    struct wtlog_record rec;
+    wtlog_fixed_decode (p, &rec);
+    err = wtp_queue_apply (p, &rec);
+    at += rec.size;
+  }
+  return err;
+}
+
+int
+wtp_log_apply_file (uint64_t at)
+{
+  struct wtlog_record rec;
+  wtlog_fixed_decode (wtp_log.map + at, &rec);
+  return wtp_queue_apply (wtp_log.map + at, &rec);
 }
 
 /* The record at p without its payload, flagged APPLIED when it changes the
@@ -186,7 +214,7 @@ wtp_log_drain_to (uint64_t pos)
 int
 wtp_log_sync_image (void)
 {
-  if (!wtp_log.queue || fdatasync (wtp_log.image_fd) == 0)
+  if (!wtp_log.apply_image || fdatasync (wtp_log.image_fd) == 0)
     return 0;
   int err = errno;
   nbdkit_error ("fdatasync: disk: %s: %m", wtp_log.image_path);

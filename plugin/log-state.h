@@ -59,6 +59,10 @@ struct wtp_log_state {
    * record onto the image and writes it into the log without its payload,
    * at file_end; ring positions are then the ring's own. */
   bool queue;
+  /* The mover writes each record's change onto the image as it moves it:
+   * the queue, and data=on with stage=on (there the log file still gets
+   * the records whole, at the ring's positions). */
+  bool apply_image;
   int image_fd;
   const char *image_path;
   uint64_t image_size;
@@ -108,6 +112,12 @@ int wtp_log_move_queue (void);
 /* Called under move_lock after a move: the ring's space below moved is
  * free, the waiters woken; or on err the log is broken.  0 or -1. */
 int wtp_log_moved (uint64_t target, int err);
+/* With apply_image: the changes of the records in [from, to) of the ring
+ * (or, for a record written straight into the file, of the one at from
+ * in the file's mapping: whole is false) onto the image, in order.  0 or
+ * an errno. */
+int wtp_log_apply_ring (uint64_t from, uint64_t to);
+int wtp_log_apply_file (uint64_t at);
 
 #pragma GCC visibility pop
 

@@ -87,12 +87,15 @@ int wtp_log_settle (void);
 int wtp_log_sync (void);
 void wtp_log_close (void);
 
-/* The queue (log-queue.c; stage=on with data=off): before wtp_log_create,
- * the image the mover applies each record onto.  0, or -1 after
+/* The queue (log-queue.c; stage=on): before wtp_log_create, the image the
+ * mover applies each record onto; with data (data=on) the log file still
+ * gets every record whole, at the ring's positions.  0, or -1 after
  * nbdkit_error. */
 int wtp_log_set_queue (int image_fd, const char *image_path,
-                       uint64_t image_size, bool blockdev);
+                       uint64_t image_size, bool blockdev, bool data);
 bool wtp_log_is_queue (void);
+/* Whether the mover writes the image (the queue, or data=on staged). */
+bool wtp_log_applies_image (void);
 /* Waits until every record before log position pos is moved (applied onto
  * the image), moving them itself when they are copied.  0, or -1 with
  * errno (EIO: the log is broken). */

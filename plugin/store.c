@@ -35,7 +35,8 @@ wtp_store_choose (struct wtp_export *disk, bool stage, bool data)
   wtp_store_mode = stage && disk->writable && !wtp_faults_any ();
   disk->store = wtp_store_mode;
   nbdkit_debug ("disk: %s", wtp_store_mode
-                ? (data ? "the log is the store: the image is written at unload"
+                ? (data ? "the queue, data=on: the mover writes the image behind "
+                          "the requests, the log gets the records whole"
                    : "the queue: the mover writes the image behind the requests, "
                      "the log gets the records without their bytes")
                 : "the image is written as requests come");
@@ -47,10 +48,11 @@ wtp_store_queue_setup (void)
 {
   struct stat st;
   const struct wtp_export *disk = wtp_store_disk;
-  if (!wtp_store_mode || wtp_store_data)
+  if (!wtp_store_mode)
     return 0;
   return wtp_log_set_queue (disk->fd, disk->path, disk->size,
-                            fstat (disk->fd, &st) == 0 && S_ISBLK (st.st_mode));
+                            fstat (disk->fd, &st) == 0 && S_ISBLK (st.st_mode),
+                            wtp_store_data);
 }
 
 bool
@@ -176,7 +178,7 @@ wtp_store_drain (void)
 bool
 wtp_store_apply (const char *log_path)
 {
-  if (wtp_log_is_queue ())
+  if (wtp_log_applies_image ())
     return wtp_store_drain ();
   const struct wtp_export *disk = wtp_store_disk;
   char err[512];

@@ -12,11 +12,14 @@
 #   prints a `wtrack replay` command, which gives the disk;
 # - past the ring's size the requests move the queue themselves, and large
 #   writes (written onto the image by their request, after the queue
-#   before them) come between: the printed command still gives the disk.
+#   before them) come between: the printed command still gives the disk;
+# - with data=on the mover writes the image too (the log keeps every
+#   record whole): a flush, then SIGKILL, leaves the image whole; a full
+#   queue killed replays to the disk.
 . "$(dirname "$0")/lib.sh"
 require_tools nbdkit nbdsh cmp jq
 require_built "$PLUGIN" "$WTRACK"
-plan 13
+plan 17
 
 sock=$T/nbd.sock
 log=$T/writes.wtlog
@@ -52,11 +55,11 @@ if kill:
     os.kill(int(kill), signal.SIGKILL)
 PY
 
-# queue_run NAME MODE N BS BIG SIZE: the client against nbdkit file on
-# plain.img and against the plugin, mover paused, on disk.img, killed
-# after the last reply.
+# queue_run NAME MODE N BS BIG SIZE [DATA]: the client against nbdkit file
+# on plain.img and against the plugin (data=DATA, default off), mover
+# paused, on disk.img, killed after the last reply.
 queue_run () {
-  local name=$1 mode=$2 n=$3 bs=$4 big=$5 size=$6
+  local name=$1 mode=$2 n=$3 bs=$4 big=$5 size=$6 data=${7:-off}
   diag "$name: $n writes of $bs bytes ($big), then $mode and SIGKILL"
   rm -f "$T"/*.img "$log" "$log.ring" "$T"/*.sock
   head -c "$size" /dev/urandom >"$T/base.img"
@@ -66,7 +69,8 @@ queue_run () {
   /usr/bin/python3 "$T/client.py" "nbd+unix:///?socket=$T/file.sock" "$mode" "$n" \
     "$bs" "$big" ""
   stop_nbdkit file
-  start_nbdkit wt "$sock" -D wtrack.mover_pause=1 "$PLUGIN" "$T/disk.img" log="$log"
+  start_nbdkit wt "$sock" -D wtrack.mover_pause=1 "$PLUGIN" "$T/disk.img" log="$log" \
+    data="$data"
   local pid
   pid=$(cat "$T/wt.pid")
   /usr/bin/python3 "$T/client.py" "nbd+unix:///?socket=$sock" "$mode" "$n" "$bs" "$big" \
@@ -120,4 +124,15 @@ check "overflow, SIGKILL: the requests moved part of the queue onto the image" \
 check "overflow, SIGKILL: wtrack verify refuses the image (exit 2)" \
   test "$verify_status" -eq 2
 check "overflow: the printed wtrack replay gives the disk" printed_replay
+
+queue_run data-flush flush 2000 4096 big 32M on
+check "data=on, flush, SIGKILL: the image alone holds every write" \
+  cmp "$T/disk.img" "$T/plain.img"
+check "data=on, flush, SIGKILL: wtrack verify passes the image (exit 0)" \
+  test "$verify_status" -eq 0
+
+queue_run data-full none 2000 4096 big 32M on
+check "data=on, full queue, SIGKILL: wtrack verify refuses the image (exit 2)" \
+  test "$verify_status" -eq 2
+check "data=on, full queue: the printed wtrack replay gives the disk" printed_replay
 done_testing
