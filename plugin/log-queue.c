@@ -109,12 +109,69 @@ wtp_log_apply_ring (uint64_t from, uint64_t to)
   return err;
 }
 
+/* length bytes from the log file at from onto the image at to, inside the
+ * kernel (copy_file_range: no page of a mapping faulted in, which cost
+ * seconds a GiB on these VMs), else through a buffer.  0 or an errno. */
+static int
+wtp_log_copy_to_image (uint64_t from, uint64_t to, uint64_t length)
+{
+  loff_t in = (loff_t) from, out = (loff_t) to;
+  while (length > 0) {
+    ssize_t n = copy_file_range (wtp_log.fd, &in, wtp_log.image_fd, &out,
+                                 length, 0);
+    if (n > 0) {
+      length -= (uint64_t) n;
+      continue;
+    }
+    if (n == 0)
+      return EIO;               /* the log ended: cannot be, it was written */
+    if (errno == EINTR)
+      continue;
+    if (errno != EXDEV && errno != EINVAL && errno != ENOSYS
+        && errno != EOPNOTSUPP)
+      return errno;
+    size_t chunk = length < WTP_QUEUE_BATCH ? (size_t) length : WTP_QUEUE_BATCH;
+    unsigned char *buf = malloc (chunk);
+    if (!buf)
+      return ENOMEM;
+    int err = 0;
+    while (!err && length > 0) {
+      size_t k = length < chunk ? (size_t) length : chunk;
+      if (wt_pread_full (wtp_log.fd, buf, k, (uint64_t) in) != (ssize_t) k
+          || wt_pwrite_full (wtp_log.image_fd, buf, k, (uint64_t) out) == -1)
+        err = errno ? errno : EIO;
+      in += (loff_t) k;
+      out += (loff_t) k;
+      length -= k;
+    }
+    free (buf);
+    return err;
+  }
+  return 0;
+}
+
 int
 wtp_log_apply_file (uint64_t at)
 {
+  unsigned char fixed[WTLOG_FIXED_SIZE];
   struct wtlog_record rec;
-  wtlog_fixed_decode (wtp_log.map + at, &rec);
-  return wtp_queue_apply (wtp_log.map + at, &rec);
+  if (wt_pread_full (wtp_log.fd, fixed, sizeof fixed, at) != (ssize_t) sizeof fixed)
+    return errno ? errno : EIO;
+  wtlog_fixed_decode (fixed, &rec);
+  if (!wt_record_changes_disk (&rec) || rec.type != WTLOG_WRITE
+      || !(rec.flags & WTLOG_F_DATA))
+    return 0;                   /* only large writes are in the file */
+  if (rec.offset > wtp_log.image_size
+      || rec.length > wtp_log.image_size - rec.offset)
+    return EINVAL;
+  uint64_t data = at + WTLOG_FIXED_SIZE
+    + 8 * wtlog_sectors_touched (rec.offset, rec.length);
+  int err = wtp_log_copy_to_image (data, rec.offset, rec.length);
+  if (err) {
+    errno = err;
+    nbdkit_error ("queue: the image: seq %" PRIu64 ": %m", rec.seq);
+  }
+  return err;
 }
 
 /* The record at p without its payload, flagged APPLIED when it changes the
