@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "crash/crash.h"
 #include "lib/cli.h"
+#include "lib/target.h"
 #include "lib/util.h"
 #include "wtlog.h"
 
@@ -116,14 +117,8 @@ wtc_crash_main (const struct wtc_crash_opts *o)
     wtc_crash_free (&c);
     return WT_EXIT_ERROR;
   }
-  bool ok = true;
-  if (!(h.flags & WTLOG_H_DATA)) {
-    g_set_error (&error, WTC_ERROR, 0, "%s has no write payloads (recorded without "
-                 "data=on): crash states need them", log);
-    ok = false;
-  }
-  if (ok)
-    ok = wtc_crash_setup (&c, run_dir, log, &h, base, &error);
+  bool ok = wtc_log_needs_payloads (log, &h, "each crash state", &error)
+    && wtc_crash_setup (&c, run_dir, log, &h, base, &error);
   if (ok) {
     wtc_crash_warn_oracle (&c);
     wtc_crash_print_oracle (&c);
