@@ -517,7 +517,7 @@ test_header_fields (void)
   free_stream (&st);
   free (payload);
 
-  static const uint16_t bad_types[] = { 0, 6, 0xffff };
+  static const uint16_t bad_types[] = { 0, WTCH_TYPE_MAX + 1, 0xffff };
   for (size_t i = 0; i < 3; i++) {
     wtch_encode (block, bad_types[i], 0, 1, 5, "x", 1);
     write_file (block, WTCH_BLOCK);
