@@ -164,6 +164,7 @@ check "at unload the log is applied: disk.img equals the plain image" \
 # The exit's phases, each timed in nbdkit -v's output (scripts/bench's e2e
 # section reports them): the strip and its directory sync only with data=off.
 phases="drain|image sync|exports close|log close|unload"
+# shellcheck disable=SC2034 # read by the eval below
 [ "$data" = on ] || phases="drain|image sync|exports close|log close|header|unload"
 check "nbdkit -v: every phase of the exit timed (exit: PHASE took S s)" \
   eval 'test "$(grep -Ec "debug: exit: ($phases) took [0-9]+\.[0-9]{3} s\$" "$T/wt.log")" \
