@@ -19,7 +19,7 @@
 . "$(dirname "$0")/lib.sh"
 require_tools nbdkit nbdsh cmp jq
 require_built "$PLUGIN" "$WTRACK"
-plan 17
+plan 18
 
 sock=$T/nbd.sock
 log=$T/writes.wtlog
@@ -101,6 +101,11 @@ queue_run flush flush 3000 4096 big 32M
 check "flush, SIGKILL: the image alone holds every write" cmp "$T/disk.img" "$T/plain.img"
 check "flush, SIGKILL: wtrack verify passes the image (exit 0)" test "$verify_status" -eq 0
 check "flush, SIGKILL: no record needed its bytes from the ring" test "$(data_records)" -eq 0
+# The log's header still says DATA, but its records are APPLIED: crash
+# (which starts from base.img) refuses them rather than skip them.
+check "flush, SIGKILL: wtrack crash refuses the APPLIED records (base.img lacks them)" \
+  eval '"$WTRACK" crash "$T" --check "true {}" >/dev/null 2>"$T/crash.err";
+        test $? -eq 2 && grep -Eq "seq [0-9]+: (WRITE has no data|.*flagged APPLIED)" "$T/crash.err"'
 
 queue_run fua fua 3000 4096 small 32M
 check "FUA, SIGKILL: the image alone holds every write" cmp "$T/disk.img" "$T/plain.img"
