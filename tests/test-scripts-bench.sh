@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 require_tools nbdkit fio jq numfmt qemu-storage-daemon
 require_built "$PLUGIN" "$WTRACK" "$TOP/tests/tools/mkbigrun" "$TOP/tests/tools/mkworstrun"
-plan 15
+plan 16
 
 sections=$("$TOP/scripts/bench" --help | sed -n 's/.*--sections LIST.*(default: all: \(.*\))$/\1/p')
 check "--help names the default sections ($sections)" [ -n "$sections" ]
@@ -55,15 +55,18 @@ check "e2e: every configuration's start-to-exit seconds and ratio, rand and seq"
 check "e2e: the exit's seconds for every configuration" \
   test "$(sed -n "/^e2e exit: fio's end to exit/,/^e2e exit phases/p" "$T/report" | grep -Ec '^.* [0-9.]+ s +[0-9.]+ s$')" = 6
 # The plugin's exit phases (nbdkit -v), each with its seconds, in the order
-# the unload runs them; the strip and its directory sync only with data=off.
+# the unload runs them; the strip and its directory sync only with data=off;
+# last, the exit's seconds outside the unload.
 phase_re='apply [0-9.]+ s, image sync [0-9.]+ s, exports close [0-9.]+ s, log close [0-9.]+ s'
 check "e2e: the default mode's exit phases, both works" \
-  test "$(grep -Ec "^e2e exit phases \(nbdkit -v, median\), wtrack \(default: hashes\), (rand|seq): $phase_re, strip [0-9.]+ s, dir sync [0-9.]+ s, unload [0-9.]+ s$" "$T/report")" = 2
+  test "$(grep -Ec "^e2e exit phases \(nbdkit -v, median\), wtrack \(default: hashes\), (rand|seq): $phase_re, strip [0-9.]+ s, dir sync [0-9.]+ s, unload [0-9.]+ s, outside unload -?[0-9.]+ s$" "$T/report")" = 2
 check "e2e: data=on's exit phases (no strip), both works" \
-  test "$(grep -Ec "^e2e exit phases \(nbdkit -v, median\), wtrack data=on, (rand|seq): $phase_re, unload [0-9.]+ s$" "$T/report")" = 2
+  test "$(grep -Ec "^e2e exit phases \(nbdkit -v, median\), wtrack data=on, (rand|seq): $phase_re, unload [0-9.]+ s, outside unload -?[0-9.]+ s$" "$T/report")" = 2
 check "e2e: its five verdicts (default and data=on on both works, the default's exit)" \
   eval 'test "$(grep -Ec "^(PASS|MISS) e2e (default \(hashes\)|data=on) (rand|seq) work, start to exit, vs nbdkit file \+ fsync: [0-9.]+x \(target >= 0\.[79]0x\) \[control nbdkit file [0-9.]+x" "$T/report")" = 4 &&
         grep -Eq "^(PASS|MISS) e2e default \(hashes\) exit after the rand work vs nbdkit file.s exit \+ fsync: [0-9.]+x \(target <= 1\.2x\) \[[0-9.]+ s against [0-9.]+ s; control" "$T/report"'
+check "e2e: no configuration of the plugin lacks its exit phases" \
+  eval '! grep -q "^MISS e2e exit phases" "$T/report"'
 check "sustained: rows for nbdkit file, the default mode and the control, and its verdict" \
   eval 'test "$(grep -Ec "^(nbdkit file \+ fsync|nbdkit file \+ fsync \(control\)|wtrack \(default: hashes\)) +[0-9.]+ [0-9.]+x \([0-9.]+-[0-9.]+\) +[0-9.]+ [0-9.]+x" "$T/report")" = 3 &&
         grep -Eq "^(PASS|MISS) sustained default \(hashes\) 1s 1M write throughput vs nbdkit file: [0-9.]+x \(target >= 0\.90x\) \[control" "$T/report"'
