@@ -10,6 +10,8 @@
 #  - --trace-events naming an event the kernel lacks and a 64 KiB buffer:
 #    the event is in "# missing", on the console, the run passes, and the
 #    events the small buffer lost are counted;
+#  - the test suite's built kernel, which has no tracing: the console and
+#    "# missing" say so, the run passes;
 #  - the same kind of run without --trace: no trace.txt, no TRACE message,
 #    nothing of tracing on the kernel's command line.
 # Without a boot: bad --trace options (and the campaign keys) are refused as
@@ -17,7 +19,8 @@
 # "# truncated") and a trace whose last piece is missing ("dropped").
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-run.sh"
-plan 29
+require_tools make gcc flex bison bc
+plan 31
 
 RUN=$TOP/scripts/wtrack-run
 
@@ -123,6 +126,26 @@ check "small: only those events (and the MARKs) are in it: $kinds" \
   [ -z "$(tr ' ' '\n' <<<"$kinds" | grep -vx 'block_bio_queue\|block_rq_complete\|mm_filemap_add_to_page_cache\|writeback_dirty_folio\|tracing_mark_write\|')" ]
 lost=$(sed -n 's/^# lost //p' "$tr")
 check "small: a 64 KiB buffer loses events, counted ($lost)" [ "${lost#0=}" -gt 0 ] 2>/dev/null
+
+# ---- (b') the test suite's built kernel (scripts/build-kernel: tinyconfig
+# and share/kernel-config.fragment, no tracing in it): the run says so and
+# goes on; were tracing ever built in, its trace must be there instead
+bkernel=$("$TOP/scripts/build-kernel" 2>"$T/build.err") || { sed 's/^/#   /' "$T/build.err" >&2; bkernel=""; }
+if grep -q '^CONFIG_EVENT_TRACING=y' "${bkernel%/*}/config" 2>/dev/null; then has_tracing=yes; else has_tracing=no; fi
+wtrack_run built --trace --kernel "${bkernel:-/nonexistent}" --workload linus2006 --size 1M
+tr=$T/built/trace.txt
+if [ "$has_tracing" = no ]; then
+  check "built kernel without tracing: the run passes, the console says there is no tracefs" \
+    [ "$run_status" = 0 -a -n "$(grep -a 'this kernel has no tracefs' "$T/built/console.log")" ]
+  check "built kernel without tracing: trace.txt has the header, clock none, nothing enabled, every event missing, no event" \
+    [ "$(sed -n 4,5p "$tr" | tr '\n' '|')" = "# clock none|# enabled|" \
+      -a -n "$(grep '^# missing writeback:writeback_dirty_folio|writeback:writeback_dirty_page .*ext4:ext4_writepages' "$tr")" \
+      -a "$(grep -vc '^#' "$tr")" = 0 -a "$(grep -c '^# file /data/f1 ' "$tr")" = 1 ]
+else
+  check "built kernel with tracing: the run passes" [ "$run_status" = 0 ]
+  check "built kernel with tracing: its trace has block events and MARKs" \
+    [ -n "$(grep -m1 ': block_rq_complete: ' "$tr")" -a -n "$(grep -m1 ': tracing_mark_write: start' "$tr")" ]
+fi
 
 # ---- (c) without --trace: nothing of it ------------------------------------
 wtrack_run plain --workload ops --ops 60 --files 2 --size 64K --seed 3
