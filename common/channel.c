@@ -98,7 +98,7 @@ wtch_decode_header (const unsigned char *buf, struct wtch_message *m,
               m->length, WTCH_MAX_PAYLOAD);
     return -1;
   }
-  if (m->type != WTCH_MANIFEST && m->length > WTCH_MAX_TEXT) {
+  if (m->type != WTCH_MANIFEST && m->type != WTCH_TRACE && m->length > WTCH_MAX_TEXT) {
     snprintf (err, errlen, "%s payload length %" PRIu32 " exceeds the %u-byte limit of text",
               wtch_type_name (m->type), m->length, WTCH_MAX_TEXT);
     return -1;

@@ -10,6 +10,8 @@
 #  - --trace-events naming an event the kernel lacks and a 64 KiB buffer:
 #    the event is in "# missing", on the console, the run passes, and the
 #    events the small buffer lost are counted;
+#  - the test suite's built kernel, which has no tracing: the console and
+#    "# missing" say so, the run passes;
 #  - the same kind of run without --trace: no trace.txt, no TRACE message,
 #    nothing of tracing on the kernel's command line.
 # Without a boot: bad --trace options (and the campaign keys) are refused as
@@ -17,7 +19,8 @@
 # "# truncated") and a trace whose last piece is missing ("dropped").
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-run.sh"
-plan 28
+require_tools make gcc flex bison bc
+plan 31
 
 RUN=$TOP/scripts/wtrack-run
 
@@ -25,11 +28,11 @@ RUN=$TOP/scripts/wtrack-run
 for bad in "--trace --trace-buffer-kb 5" "--trace --trace-buffer-kb lots" \
            "--trace --trace-buffer-kb 65536 --cpus 4" "--trace --trace-events block" \
            "--trace --trace-events block:x,,y:z" "--trace-events block:block_bio_queue" \
-           "--trace-buffer-kb 4096"; do
+           "--trace-buffer-kb 4096" "--trace --trace-events $(printf 'a:b,%.0s' $(seq 1 300))a:b"; do
   rc=0
   # shellcheck disable=SC2086 # the options split on spaces
   "$RUN" --dry-run $bad >/dev/null 2>"$T/usage.err" || rc=$?
-  check "wtrack-run $bad: bad usage (exit 4), the option named" \
+  check "wtrack-run ${bad:0:60}: bad usage (exit 4), the option named" \
     [ "$rc" = 4 -a -n "$(grep -e "--trace" "$T/usage.err")" ]
 done
 rc=0; "$RUN" --dry-run --trace --trace-buffer-kb 128 \
@@ -47,19 +50,19 @@ mkdir -p "$tfs/per_cpu/cpu0" "$tfs/per_cpu/cpu1" "$T/data"
 printf 'overrun: 3\ndropped events: 2\n' >"$tfs/per_cpu/cpu0/stats"
 printf 'overrun: 0\n' >"$tfs/per_cpu/cpu1/stats"
 { echo '# tracer: nop'
-  for i in $(seq 1000 4999); do
-    echo "   wtrack-guest-80   [000] .....   5.00$i: block_bio_queue: 254,0 W 4096 + 8 [wtrack-guest]"
+  for i in $(seq 10000 29999); do
+    echo "   wtrack-guest-80   [000] .....   5.0$i: block_bio_queue: 254,0 W 4096 + 8 [wtrack-guest]"
   done; } >"$tfs/trace"
 echo data >"$T/data/f1"
 printf '# disk 254,0\n# clock mono\n# enabled block:block_bio_queue\n# missing\nnot a header line\n' >"$T/head"
-"$GUEST" trace --channel-file "$T/chan.bin" --trace-head "$T/head" --trace-max-kb 100 \
+"$GUEST" trace --channel-file "$T/chan.bin" --trace-head "$T/head" --trace-max-kb 1200 \
   "$tfs" "$T/data" >/dev/null 2>&1 || true
 "$WTRACK" dump --channel "$T/chan.bin" --trace-text "$T/cut.txt" 2>/dev/null || true
 whole=$(wc -c <"$tfs/trace")
 kept=$(grep -vc '^#' "$T/cut.txt" || true)
 cut_bytes=$(sed -n 's/^# truncated //p' "$T/cut.txt")
-check "a text past --trace-max-kb 100 is cut at a line's end, the rest counted in '# truncated' ($kept lines kept, $cut_bytes bytes cut of $whole)" \
-  [ "$kept" -gt 1000 -a "$kept" -lt 4000 -a -n "$cut_bytes" \
+check "a text past --trace-max-kb 1200 is cut at a line's end, the rest counted in '# truncated' ($kept lines kept, $cut_bytes bytes cut of $whole)" \
+  [ "$kept" -gt 10000 -a "$kept" -lt 20000 -a -n "$cut_bytes" \
     -a "$(( $(sed '1,/^# tracer: nop$/d' "$T/cut.txt" | wc -c) + ${cut_bytes:-0} + 14 ))" = "$whole" \
     -a "$(tail -n 1 "$T/cut.txt" | grep -c 'block_bio_queue: 254,0 W 4096 + 8 \[wtrack-guest\]$')" = 1 ]
 check "the header: version, kernel, init's lines (not its other text), lost per CPU, the file and its inode" \
@@ -67,8 +70,8 @@ check "the header: version, kernel, init's lines (not its other text), lost per 
     = "# wtrack-trace 1|# disk 254,0|# clock mono|# enabled block:block_bio_queue|# missing|# lost 0=5 1=0|" \
     -a "$(grep -c '^# file .*/data/f1 '"$(stat -c %i "$T/data/f1")"'$' "$T/cut.txt")" = 1 \
     -a "$(grep -c 'not a header line' "$T/cut.txt")" = 0 ]
-# the last piece lost: the channel cut after the first piece
-head -c 65536 "$T/chan.bin" >"$T/chan-cut.bin"
+# the last piece lost: the channel cut after the first piece (1 MiB)
+head -c $((1 << 20)) "$T/chan.bin" >"$T/chan-cut.bin"
 "$WTRACK" dump --channel "$T/chan-cut.bin" --trace-text "$T/dropped.txt" 2>"$T/dropped.err" || true
 check "a trace whose last piece is missing: '# lost ... dropped', and a warning" \
   [ "$(grep '^# lost' "$T/dropped.txt")" = "# lost 0=5 1=0 dropped" -a -n "$(grep 'last piece is missing' "$T/dropped.err")" ]
@@ -123,6 +126,26 @@ check "small: only those events (and the MARKs) are in it: $kinds" \
   [ -z "$(tr ' ' '\n' <<<"$kinds" | grep -vx 'block_bio_queue\|block_rq_complete\|mm_filemap_add_to_page_cache\|writeback_dirty_folio\|tracing_mark_write\|')" ]
 lost=$(sed -n 's/^# lost //p' "$tr")
 check "small: a 64 KiB buffer loses events, counted ($lost)" [ "${lost#0=}" -gt 0 ] 2>/dev/null
+
+# ---- (b') the test suite's built kernel (scripts/build-kernel: tinyconfig
+# and share/kernel-config.fragment, no tracing in it): the run says so and
+# goes on; were tracing ever built in, its trace must be there instead
+bkernel=$("$TOP/scripts/build-kernel" 2>"$T/build.err") || { sed 's/^/#   /' "$T/build.err" >&2; bkernel=""; }
+if grep -q '^CONFIG_EVENT_TRACING=y' "${bkernel%/*}/config" 2>/dev/null; then has_tracing=yes; else has_tracing=no; fi
+wtrack_run built --trace --kernel "${bkernel:-/nonexistent}" --workload linus2006 --size 1M
+tr=$T/built/trace.txt
+if [ "$has_tracing" = no ]; then
+  check "built kernel without tracing: the run passes, the console says there is no tracefs" \
+    [ "$run_status" = 0 -a -n "$(grep -a 'this kernel has no tracefs' "$T/built/console.log")" ]
+  check "built kernel without tracing: trace.txt has the header, clock none, nothing enabled, every event missing, no event" \
+    [ "$(sed -n 4,5p "$tr" | tr '\n' '|')" = "# clock none|# enabled|" \
+      -a -n "$(grep '^# missing writeback:writeback_dirty_folio|writeback:writeback_dirty_page .*ext4:ext4_writepages' "$tr")" \
+      -a "$(grep -vc '^#' "$tr")" = 0 -a "$(grep -c '^# file /data/f1 ' "$tr")" = 1 ]
+else
+  check "built kernel with tracing: the run passes" [ "$run_status" = 0 ]
+  check "built kernel with tracing: its trace has block events and MARKs" \
+    [ -n "$(grep -m1 ': block_rq_complete: ' "$tr")" -a -n "$(grep -m1 ': tracing_mark_write: start' "$tr")" ]
+fi
 
 # ---- (c) without --trace: nothing of it ------------------------------------
 wtrack_run plain --workload ops --ops 60 --files 2 --size 64K --seed 3

@@ -197,7 +197,7 @@ test_round_trip (void)
   size_t n = 0;
   for (size_t s = 0; s < NSIZES; s++)
     for (uint16_t t = WTCH_HELLO; t <= WTCH_TYPE_MAX; t++, n++)
-      specs[n] = make_spec (t, n + 1, t == WTCH_MANIFEST || sizes[s] <= WTCH_MAX_TEXT
+      specs[n] = make_spec (t, n + 1, t == WTCH_MANIFEST || t == WTCH_TRACE || sizes[s] <= WTCH_MAX_TEXT
                             ? sizes[s] : WTCH_MAX_TEXT);
   struct stream st = encode_stream (specs, N);
   write_file (st.bytes, st.len);
@@ -598,7 +598,7 @@ test_text_limit (void)
   struct wtch_message m;
   unsigned char *payload = make_payload (WTCH_MAX_TEXT + 1, 7);
   unsigned char *buf = xmalloc (wtch_encoded_size (WTCH_MAX_TEXT + 1));
-  static const uint16_t types[] = { WTCH_HELLO, WTCH_MARK, WTCH_RESULT, WTCH_TEXT, WTCH_TRACE };
+  static const uint16_t types[] = { WTCH_HELLO, WTCH_MARK, WTCH_RESULT, WTCH_TEXT };
   bool limit_ok = true, over_refused = true;
   for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
     wtch_encode (buf, types[i], 0, 1, 5, payload, WTCH_MAX_TEXT);
@@ -607,7 +607,7 @@ test_text_limit (void)
     over_refused &= wtch_decode_header (buf, &m, err, sizeof err) == -1
       && strstr (err, "65536-byte limit of text") != NULL;
   }
-  tap_ok (limit_ok && over_refused, "HELLO, MARK, RESULT, TEXT, TRACE: %u payload bytes are a message, "
+  tap_ok (limit_ok && over_refused, "HELLO, MARK, RESULT, TEXT: %u payload bytes are a message, "
           "%u are refused: %s", WTCH_MAX_TEXT, WTCH_MAX_TEXT + 1, err);
   wtch_encode (buf, WTCH_MANIFEST, 0, 1, 5, payload, WTCH_MAX_TEXT + 1);
   tap_ok (wtch_decode_header (buf, &m, err, sizeof err) == 0,
