@@ -10,7 +10,8 @@
 #  - --trace-events naming an event the kernel lacks and a 64 KiB buffer:
 #    the event is in "# missing", on the console, the run passes, and the
 #    events the small buffer lost are counted;
-#  - the test suite's built kernel, which has no tracing: the console and
+#  - the test suite's built kernel traces; booted with tracefs's initcall
+#    blacklisted it has no tracefs: the console and
 #    "# missing" say so, the run passes;
 #  - the same kind of run without --trace: no trace.txt, no TRACE message,
 #    nothing of tracing on the kernel's command line.
@@ -20,7 +21,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-run.sh"
 require_tools make gcc flex bison bc
-plan 31
+plan 33
 
 RUN=$TOP/scripts/wtrack-run
 
@@ -127,25 +128,28 @@ check "small: only those events (and the MARKs) are in it: $kinds" \
 lost=$(sed -n 's/^# lost //p' "$tr")
 check "small: a 64 KiB buffer loses events, counted ($lost)" [ "${lost#0=}" -gt 0 ] 2>/dev/null
 
-# ---- (b') the test suite's built kernel (scripts/build-kernel: tinyconfig
-# and share/kernel-config.fragment, no tracing in it): the run says so and
-# goes on; were tracing ever built in, its trace must be there instead
+# ---- (b') the test suite's built kernel (scripts/build-kernel, whose
+# fragment builds tracing in): its trace has the events, so the suite's
+# patched kernels tell their story too. The same kernel with tracefs's
+# initcall blacklisted is a kernel without tracefs: the run says so and
+# goes on with an empty trace.
 bkernel=$("$TOP/scripts/build-kernel" 2>"$T/build.err") || { sed 's/^/#   /' "$T/build.err" >&2; bkernel=""; }
-if grep -q '^CONFIG_EVENT_TRACING=y' "${bkernel%/*}/config" 2>/dev/null; then has_tracing=yes; else has_tracing=no; fi
 wtrack_run built --trace --kernel "${bkernel:-/nonexistent}" --workload linus2006 --size 1M
 tr=$T/built/trace.txt
-if [ "$has_tracing" = no ]; then
-  check "built kernel without tracing: the run passes, the console says there is no tracefs" \
-    [ "$run_status" = 0 -a -n "$(grep -a 'this kernel has no tracefs' "$T/built/console.log")" ]
-  check "built kernel without tracing: trace.txt has the header, clock none, nothing enabled, every event missing, no event" \
-    [ "$(sed -n 4,5p "$tr" | tr '\n' '|')" = "# clock none|# enabled|" \
-      -a -n "$(grep '^# missing writeback:writeback_dirty_folio|writeback:writeback_dirty_page .*ext4:ext4_writepages' "$tr")" \
-      -a "$(grep -vc '^#' "$tr")" = 0 -a "$(grep -c '^# file /data/f1 ' "$tr")" = 1 ]
-else
-  check "built kernel with tracing: the run passes" [ "$run_status" = 0 ]
-  check "built kernel with tracing: its trace has block events and MARKs" \
-    [ -n "$(grep -m1 ': block_rq_complete: ' "$tr")" -a -n "$(grep -m1 ': tracing_mark_write: start' "$tr")" ]
-fi
+check "built kernel: tracing is built in, the run passes" \
+  [ "$run_status" = 0 -a -n "$(grep '^CONFIG_EVENT_TRACING=y' "${bkernel%/*}/config" 2>/dev/null)" ]
+check "built kernel: its trace has block events, writeback events and MARKs" \
+  [ -n "$(grep -m1 ': block_rq_complete: ' "$tr")" -a -n "$(grep -m1 ': writeback_dirty_' "$tr")" \
+    -a -n "$(grep -m1 ': tracing_mark_write: start' "$tr")" ]
+wtrack_run notracefs --trace --kernel "${bkernel:-/nonexistent}" --kernel-arg initcall_blacklist=tracefs_init \
+  --workload linus2006 --size 1M
+tr=$T/notracefs/trace.txt
+check "no tracefs (its initcall blacklisted): the run passes, the console says there is no tracefs" \
+  [ "$run_status" = 0 -a -n "$(grep -a 'this kernel has no tracefs' "$T/notracefs/console.log")" ]
+check "no tracefs: trace.txt has the header, clock none, nothing enabled, every event missing, no event" \
+  [ "$(sed -n 4,5p "$tr" | tr '\n' '|')" = "# clock none|# enabled|" \
+    -a -n "$(grep '^# missing writeback:writeback_dirty_folio|writeback:writeback_dirty_page .*ext4:ext4_writepages' "$tr")" \
+    -a "$(grep -vc '^#' "$tr")" = 0 -a "$(grep -c '^# file /data/f1 ' "$tr")" = 1 ]
 
 # ---- (c) without --trace: nothing of it ------------------------------------
 wtrack_run plain --workload ops --ops 60 --files 2 --size 64K --seed 3
