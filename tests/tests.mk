@@ -49,7 +49,7 @@ TEST_HELPERS += tests/tools/craftlog
 # Not plugin-errors: there nbdkit with the preloaded ASan hangs in exit()
 # (libp11-kit's destructor waits for glibc's setlocale lock) after the log
 # filled its file system.
-SAN_SHELL_TESTS = $(patsubst %,tests/asan/test-%.sh,checker-check check-btrfs-chunks checker-dump \
+SAN_SHELL_TESTS = $(patsubst %,tests/asan/test-%.sh,checker-check check-btrfs-chunks check-trace checker-dump \
 	checker-inputs checker-fifo crash-check campaign-records campaign-blocks \
 	crash-reorder interchange-dmlog plugin-faults plugin-fio \
 	plugin-kill plugin-qemu-io plugin-ring-kill replay-logs replay-points)
