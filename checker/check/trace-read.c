@@ -1,8 +1,9 @@
 /* Reading RUN_DIR/trace.txt (check/trace.h; its header: doc/design.md,
- * "The kernel's account"): wtrack-run's header lines, then tracefs's text. The header is the contract between
- * the run and the check: a line of it that does not read is an error that
- * names the line. The text after it comes from the guest's kernel: a line
- * that does not read as an event is counted and skipped. */
+ * "The kernel's account"): wtrack-run's header lines, then tracefs's
+ * text. The header is the contract between the run and the check: a line
+ * of it that does not read is an error that names the line. The text after
+ * it comes from the guest's kernel: a line that does not read as an event
+ * is counted and skipped. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>

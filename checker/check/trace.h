@@ -1,8 +1,9 @@
 /* The guest kernel's trace (RUN_DIR/trace.txt; doc/design.md, "The
- * kernel's account"): wtrack-run --trace's header, then tracefs's `trace` file. trace-read.c reads it (the
- * text comes from the guest: every length, count and number is bounded and
- * checked); trace-event.c reads one event line; trace-join.c ties the events
- * to each bad page (its story and finding); report-trace.c prints them. */
+ * kernel's account"): wtrack-run --trace's header, then tracefs's `trace`
+ * file. trace-read.c reads it (the text comes from the guest: every
+ * length, count and number is bounded and checked); trace-event.c reads
+ * one event line; trace-join.c ties the events to each bad page (its
+ * story), trace-rules.c judges it; report-trace.c prints them. */
 #ifndef WTC_TRACE_H
 #define WTC_TRACE_H
 
