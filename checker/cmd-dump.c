@@ -18,6 +18,7 @@
 struct wtc_dump_opts {
   gboolean json;
   char *channel;
+  char *trace_text;
   char *log;
   char *trace;
 };
@@ -230,8 +231,12 @@ wtc_dump_msg (const struct wtc_msg *m)
     g_autofree char *label = wtc_text_safe (m->text);
     printf (" \"%s\"\n", label);
   } else {
+    /* a TRACE piece is the kernel's text, thousands of lines: --trace-text
+     * writes it out whole */
+    if (m->type == WTCH_TRACE)
+      printf ("%s", (m->flags & WTCH_F_TRACE_LAST) ? " (last piece)" : "");
     putchar ('\n');
-    if (m->type != WTCH_MANIFEST)
+    if (m->type != WTCH_MANIFEST && m->type != WTCH_TRACE)
       wtc_dump_text_lines (m->text);
   }
 }
@@ -322,6 +327,61 @@ wtc_dump_channel (const char *path, const char *log)
   return status;
 }
 
+/* The "# lost" line of the trace's header gets " dropped": the trace's
+ * tail never reached the channel (doc/formats.md, trace.txt). */
+static void
+wtc_trace_mark_dropped (GString *t)
+{
+  const char *lost = t->len >= 7 && strncmp (t->str, "# lost ", 7) == 0 ? t->str
+    : strstr (t->str, "\n# lost ");
+  if (!lost) {
+    g_string_append (t, "\n# lost dropped\n");
+    return;
+  }
+  const char *nl = strchr (lost + 1, '\n');
+  g_string_insert (t, nl ? (gssize) (nl - t->str) : -1, " dropped");
+}
+
+/* --trace-text FILE: the guest kernel's trace, its TRACE pieces in order,
+ * into FILE (wtrack-run writes RUN_DIR/trace.txt so). */
+static int
+wtc_dump_trace_text (const char *path, const char *out)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (wtc_channel) ch = wtc_channel_read (path, &error);
+  if (!ch) {
+    wtc_cli_error ("%s", error->message);
+    return WT_EXIT_ERROR;
+  }
+  g_autoptr (GString) t = g_string_new (NULL);
+  guint pieces = 0;
+  bool last = false;
+  for (guint i = 0; i < ch->msgs->len && !last; i++) {
+    const struct wtc_msg *m = &g_array_index (ch->msgs, struct wtc_msg, i);
+    if (m->type != WTCH_TRACE)
+      continue;
+    g_string_append_len (t, m->text, m->length);
+    pieces++;
+    last = (m->flags & WTCH_F_TRACE_LAST) != 0;
+  }
+  if (!pieces) {
+    wtc_cli_error ("%s: no TRACE message (the guest sent no trace)%s%s", path,
+                   ch->error ? ": " : "", ch->error ? ch->error : "");
+    return WT_EXIT_ERROR;
+  }
+  if (!last) {
+    wtc_trace_mark_dropped (t);
+    wtc_cli_warning ("%s: the trace's last piece is missing (%u pieces read%s%s): "
+                     "its tail was dropped", path, pieces, ch->error ? ": " : "",
+                     ch->error ? ch->error : "");
+  }
+  if (!g_file_set_contents (out, t->str, (gssize) t->len, &error)) {
+    wtc_cli_error ("%s", error->message);
+    return WT_EXIT_ERROR;
+  }
+  return WT_EXIT_OK;
+}
+
 /* --trace: LOG's MARKs come from --channel, else from RUN_DIR's channel.bin. */
 static int
 wtc_dump_trace_main (int argc, char **argv, const char *trace, const char *channel,
@@ -355,6 +415,7 @@ wt_cmd_dump (int argc, char **argv)
     { "channel", 0, 0, G_OPTION_ARG_FILENAME, &o.channel, "dump this channel.bin instead of a log", "CHANNEL" },
     { "log", 0, 0, G_OPTION_ARG_FILENAME, &o.log, "with --channel: place each message at its CHANNEL record of LOG", "LOG" },
     { "trace", 0, 0, G_OPTION_ARG_FILENAME, &o.trace, "write LOG as Chrome trace-event JSON to FILE (- for stdout), for Perfetto", "FILE" },
+    { "trace-text", 0, 0, G_OPTION_ARG_FILENAME, &o.trace_text, "with --channel: write the guest kernel's trace (its TRACE messages) to FILE", "FILE" },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("LOG | --channel CHANNEL [--log LOG]");
@@ -368,7 +429,11 @@ wt_cmd_dump (int argc, char **argv)
     "--json prints a {\"header\":...} line, one object per record with every\n"
     "hash, and an {\"end\":...} line.\n\n"
     "Channel: every message (number, guest time, type, length; the text of\n"
-    "HELLO, RESULT and TEXT; the label of MARK), then each manifest summarised.\n\n"
+    "HELLO, RESULT and TEXT; the label of MARK; a TRACE piece's size alone), then\n"
+    "each manifest summarised. --trace-text FILE writes the TRACE pieces\n"
+    "(wtrack-run --trace: the guest kernel's trace) to FILE instead, as\n"
+    "trace.txt (doc/formats.md); a missing last piece adds \"dropped\" to its\n"
+    "\"# lost\" line.\n\n"
     "--trace FILE writes the log as Chrome trace-event JSON instead: one lane\n"
     "per NBD connection, one event per record (WRITE, ZERO, TRIM, FLUSH, FUA,\n"
     "...; args seq, offset, length), and the guest's MARKs as instant events\n"
@@ -380,6 +445,14 @@ wt_cmd_dump (int argc, char **argv)
   if (!wtc_cli_parse (ctx, &argc, &argv))
     return WT_EXIT_USAGE;
   g_autofree char *channel = o.channel, *log = o.log, *trace = o.trace;
+  g_autofree char *trace_text = o.trace_text;
+  if (trace_text) {
+    if (!channel || trace || log || argc > 1) {
+      wtc_cli_usage ("--trace-text: expected --channel CHANNEL alone");
+      return WT_EXIT_USAGE;
+    }
+    return wtc_dump_trace_text (channel, trace_text);
+  }
   if (trace)
     return wtc_dump_trace_main (argc, argv, trace, channel, log);
   if (channel) {

@@ -22,6 +22,7 @@ wtch_type_name (uint16_t type)
   case WTCH_MANIFEST: return "MANIFEST";
   case WTCH_RESULT: return "RESULT";
   case WTCH_TEXT: return "TEXT";
+  case WTCH_TRACE: return "TRACE";
   default: return "?";
   }
 }
@@ -88,7 +89,7 @@ wtch_decode_header (const unsigned char *buf, struct wtch_message *m,
   m->guest_ns = wt_get64 (buf + 16);
   m->length = wt_get32 (buf + 24);
   m->payload_crc = wt_get32 (buf + 28);
-  if (m->type < WTCH_HELLO || m->type > WTCH_TEXT) {
+  if (m->type < WTCH_HELLO || m->type > WTCH_TYPE_MAX) {
     snprintf (err, errlen, "unknown message type %u", m->type);
     return -1;
   }

@@ -14,9 +14,10 @@
 /* The largest payload a message may carry: bounds what a corrupt length can
  * make the reader allocate. */
 #define WTCH_MAX_PAYLOAD (4u << 20)
-/* The largest HELLO, MARK, RESULT or TEXT payload (a MARK's label, the
- * key=value lines): the guest sends at most 4 KiB; the checker keeps every
- * one in memory and prints them. */
+/* The largest HELLO, MARK, RESULT, TEXT or TRACE payload (a MARK's label,
+ * the key=value lines, a piece of the kernel's trace): the guest sends at
+ * most 4 KiB of text and TRACE pieces of WTCH_TRACE_PIECE bytes; the
+ * checker keeps every one in memory. */
 #define WTCH_MAX_TEXT (64u << 10)
 /* A message must end within the first 1 GiB of the channel: bounds what the
  * checker holds (the messages, the manifest stream) and the MARK count
@@ -29,7 +30,15 @@ enum wtch_type {
   WTCH_MANIFEST = 3,
   WTCH_RESULT = 4,
   WTCH_TEXT = 5,
+  WTCH_TRACE = 6,               /* a piece of the guest kernel's trace text */
 };
+#define WTCH_TYPE_MAX WTCH_TRACE
+
+/* TRACE flags: the last piece of the trace (a trace whose last piece never
+ * arrived lost its tail on the way). */
+#define WTCH_F_TRACE_LAST 1u
+/* TRACE pieces fill whole blocks: 36 + 65500 bytes is 128 blocks. */
+#define WTCH_TRACE_PIECE (128u * WTCH_BLOCK - WTCH_HEADER_SIZE)
 
 struct wtch_message {
   uint16_t type;

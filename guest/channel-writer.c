@@ -309,7 +309,7 @@ wtg_chan_broke (struct wtg_channel *ch, const char *fmt, ...)
 }
 
 static int
-wtg_chan_send_locked (struct wtg_channel *ch, uint16_t type,
+wtg_chan_send_locked (struct wtg_channel *ch, uint16_t type, uint16_t flags,
                       const void *payload, uint32_t length)
 {
   if (ch->broken)
@@ -328,7 +328,7 @@ wtg_chan_send_locked (struct wtg_channel *ch, uint16_t type,
                            ch->limit);
   if (wtg_chan_reserve (ch, size) < 0)
     return wtg_chan_broke (ch, "malloc: message buffer of %" PRIu64 " bytes: %m", size);
-  wtch_encode (ch->buf, type, 0, ch->number, wtg_chan_guest_ns (), payload, length);
+  wtch_encode (ch->buf, type, flags, ch->number, wtg_chan_guest_ns (), payload, length);
   ssize_t done = wtg_chan_io_fallback (ch, true, size, ch->offset);
   if (done < 0 && errno == ETIMEDOUT)
     ch->buf = NULL;             /* the stuck I/O thread still owns it */
@@ -346,8 +346,15 @@ int
 wtg_channel_send (struct wtg_channel *ch, uint16_t type, const void *payload,
                   uint32_t length)
 {
+  return wtg_channel_send_flags (ch, type, 0, payload, length);
+}
+
+int
+wtg_channel_send_flags (struct wtg_channel *ch, uint16_t type, uint16_t flags,
+                        const void *payload, uint32_t length)
+{
   pthread_mutex_lock (&ch->send_lock);
-  int rc = wtg_chan_send_locked (ch, type, payload, length);
+  int rc = wtg_chan_send_locked (ch, type, flags, payload, length);
   pthread_mutex_unlock (&ch->send_lock);
   return rc;
 }

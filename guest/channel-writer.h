@@ -22,6 +22,9 @@ struct wtg_channel *wtg_channel_open (const char *path, bool create,
  * reason went to stderr once, when it broke). */
 int wtg_channel_send (struct wtg_channel *ch, uint16_t type,
                       const void *payload, uint32_t length);
+/* The same with the header's flags (TRACE's WTCH_F_TRACE_LAST). */
+int wtg_channel_send_flags (struct wtg_channel *ch, uint16_t type, uint16_t flags,
+                            const void *payload, uint32_t length);
 
 /* Whether a message was lost: the host will miss part of the report. */
 bool wtg_channel_broken (const struct wtg_channel *ch);

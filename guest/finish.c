@@ -34,6 +34,7 @@ wtg_mark (struct wtg_run *run, const char *fmt, ...)
     n = sizeof label - 1;
   if (run->opt->verbose)
     fprintf (stderr, "wtrack-guest: mark: %s\n", label);
+  wtg_trace_marker_write (run, label, (size_t) n);
   wtg_channel_send (run->chan, WTCH_MARK, label, (uint32_t) n);
   return 0;
 }

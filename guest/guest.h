@@ -51,6 +51,9 @@ struct wtg_options {
   int status;                   /* result: --status */
   const char *error;            /* result: --error */
   const char *warm;             /* cold: --warm, the run's channel */
+  const char *trace_marker;     /* workloads: MARKs also go here */
+  const char *trace_head;       /* trace: init's header lines */
+  uint64_t trace_max_kb;        /* trace: the text's bound */
   bool verbose;
   char args[4096];              /* the whole argv, for HELLO */
 };
@@ -98,6 +101,7 @@ struct wtg_run {
   int kmsg_fd;                  /* the kernel's log, from the workload's start */
   uint64_t io_errors;           /* its lines about I/O errors since then */
   char io_error_first[200];
+  int trace_marker_fd;          /* tracefs's trace_marker, or -1 */
   volatile int stop;            /* set on the first failure: threads quit */
   pthread_mutex_t error_lock;
   char error[512];
@@ -168,6 +172,12 @@ int wtg_finish (struct wtg_run *run);
  * calls it first, so RESULT tells what the cache held. */
 int wtg_readback (struct wtg_run *run);
 int wtg_send_manifest (struct wtg_run *run, uint32_t checkpoint);
+
+/* trace.c: MARKs into tracefs's trace_marker (--trace-marker), and the
+ * trace command: the kernel's trace to the channel */
+void wtg_trace_marker_open (struct wtg_run *run);
+void wtg_trace_marker_write (struct wtg_run *run, const char *label, size_t n);
+int wtg_trace_send (struct wtg_run *run);
 
 /* The workloads: 0 done, -1 failed (wtg_fail said why). */
 int wtg_linus2006 (struct wtg_run *run);

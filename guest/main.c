@@ -24,11 +24,11 @@
 enum {
   WTG_C_LINUS = 1, WTG_C_TORRENT = 2, WTG_C_PWRITE = 4, WTG_C_MANIFEST = 8,
   WTG_C_RESULT = 16, WTG_C_MARK = 32, WTG_C_TEXT = 64, WTG_C_COLD = 128,
-  WTG_C_OPS = 256,
+  WTG_C_OPS = 256, WTG_C_TRACE = 512,
 };
 #define WTG_C_WORKLOADS (WTG_C_LINUS | WTG_C_TORRENT | WTG_C_PWRITE | WTG_C_OPS)
 #define WTG_C_MESSAGES (WTG_C_RESULT | WTG_C_MARK | WTG_C_TEXT)
-#define WTG_C_ALL 511
+#define WTG_C_ALL 1023
 
 struct wtg_command {
   const char *name;
@@ -46,6 +46,7 @@ static const struct wtg_command wtg_commands[] = {
   { "result", WTG_C_RESULT, NULL },
   { "mark", WTG_C_MARK, NULL },
   { "text", WTG_C_TEXT, NULL },
+  { "trace", WTG_C_TRACE, NULL },
   { NULL, 0, NULL },
 };
 
@@ -54,7 +55,8 @@ enum {
   WTG_O_CHECKPOINT, WTG_O_FS_ROOT, WTG_O_MANIFEST_OUT, WTG_O_SIZE, WTG_O_CHUNK,
   WTG_O_PASSES, WTG_O_FILES, WTG_O_PIECE, WTG_O_WINDOWS, WTG_O_THREADS,
   WTG_O_OPS, WTG_O_FSYNC_EVERY, WTG_O_FILL_SYNC_EVERY, WTG_O_STATUS, WTG_O_ERROR, WTG_O_VERBOSE,
-  WTG_O_HELP, WTG_O_WARM, WTG_O_OPS_FILE, WTG_O_OP_WEIGHTS,
+  WTG_O_HELP, WTG_O_WARM, WTG_O_OPS_FILE, WTG_O_OP_WEIGHTS, WTG_O_TRACE_MARKER,
+  WTG_O_TRACE_HEAD, WTG_O_TRACE_MAX_KB,
 };
 
 static const struct option wtg_long_options[] = {
@@ -82,6 +84,9 @@ static const struct option wtg_long_options[] = {
   { "warm", required_argument, NULL, WTG_O_WARM },
   { "ops-file", required_argument, NULL, WTG_O_OPS_FILE },
   { "op-weights", required_argument, NULL, WTG_O_OP_WEIGHTS },
+  { "trace-marker", required_argument, NULL, WTG_O_TRACE_MARKER },
+  { "trace-head", required_argument, NULL, WTG_O_TRACE_HEAD },
+  { "trace-max-kb", required_argument, NULL, WTG_O_TRACE_MAX_KB },
   { NULL, 0, NULL, 0 },
 };
 
@@ -112,6 +117,9 @@ static const unsigned wtg_option_scope[] = {
   WTG_SCOPE (WTG_O_WARM) = WTG_C_COLD,
   WTG_SCOPE (WTG_O_OPS_FILE) = WTG_C_OPS,
   WTG_SCOPE (WTG_O_OP_WEIGHTS) = WTG_C_OPS,
+  WTG_SCOPE (WTG_O_TRACE_MARKER) = WTG_C_WORKLOADS,
+  WTG_SCOPE (WTG_O_TRACE_HEAD) = WTG_C_TRACE,
+  WTG_SCOPE (WTG_O_TRACE_MAX_KB) = WTG_C_TRACE,
 };
 _Static_assert (WTG_W_COUNT <= sizeof ((struct wtg_options *) 0)->op_weights
                 / sizeof (uint32_t), "op_weights holds every op kind");
@@ -126,6 +134,8 @@ wtg_usage (FILE *out)
 "       wtrack-guest result --channel DEV --status N [--error TEXT]\n"
 "       wtrack-guest mark --channel DEV LABEL...\n"
 "       wtrack-guest text --channel DEV TEXT...\n"
+"       wtrack-guest trace --channel DEV [--trace-head FILE] [--trace-max-kb N]\n"
+"                          TRACEFS DIR\n"
 "       wtrack-guest check-args WORKLOAD [OPTION]...\n"
 "\n"
 "Run a workload in DIR that knows what its files must contain, and report on\n"
@@ -171,6 +181,8 @@ wtg_usage (FILE *out)
 "                         torrent 16M, pwrite 8M; ops 256K, the size limit,\n"
 "                         a page multiple)\n"
 "  --verbose              print every MARK on stderr\n"
+"  --trace-marker FILE    also write every MARK to FILE (tracefs's trace_marker:\n"
+"                         wtrack-run --trace)\n"
 "  --help                 this text\n"
 "linus2006:\n"
 "  --chunk SIZE           bytes per chunk (default 1460, a TCP payload)\n"
@@ -198,6 +210,13 @@ wtg_usage (FILE *out)
 "  --ops-file FILE        run the ops of FILE (ops.txt syntax) instead\n"
 "cold:\n"
 "  --warm DEV             the run's channel (read only), holding the manifest\n"
+"trace (after a workload, wtrack-run --trace): the kernel's trace text of\n"
+"TRACEFS/trace, after a header (init's lines of FILE, the lost events of\n"
+"TRACEFS/per_cpu, each file under DIR with its inode), in TRACE messages:\n"
+"  --trace-head FILE      init's header lines (\"# disk\", \"# enabled\", ...)\n"
+"  --trace-max-kb N       send at most N KiB of trace text, cut at a line's\n"
+"                         end; the rest is counted in \"# truncated\" (default\n"
+"                         16384, 1..1048576)\n"
 "result:\n"
 "  --status N             the status to report (default 1)\n"
 "  --error TEXT           the error to report\n"
@@ -257,6 +276,7 @@ wtg_defaults (struct wtg_options *o, unsigned cmd)
   wtg_op_default_weights (o->op_weights);
   o->fsync_every = 100;
   o->status = 1;
+  o->trace_max_kb = 16384;
 }
 
 /* Apply one option; returns NULL or what is wrong with its value. */
@@ -307,6 +327,11 @@ wtg_apply_option (struct wtg_options *o, int opt, const char *arg)
   case WTG_O_VERBOSE: o->verbose = true; return NULL;
   case WTG_O_WARM: o->warm = arg; return NULL;
   case WTG_O_OPS_FILE: o->ops_file = arg; return NULL;
+  case WTG_O_TRACE_MARKER: o->trace_marker = arg; return NULL;
+  case WTG_O_TRACE_HEAD: o->trace_head = arg; return NULL;
+  case WTG_O_TRACE_MAX_KB:
+    if (wtg_parse_range (arg, 1, 1u << 20, &v)) return "not a number of KiB in 1..1048576";
+    o->trace_max_kb = v; return NULL;
   case WTG_O_OP_WEIGHTS: {
     static char why[300];
     return wtg_op_parse_weights (arg, o->op_weights, why, sizeof why) ? why : NULL;
@@ -369,6 +394,10 @@ wtg_check_usage (struct wtg_options *o, unsigned cmd, char *usage_err, size_t er
     snprintf (usage_err, errlen, "cold: expected one MOUNT, got %d operands", o->noperands);
   else if (cmd == WTG_C_COLD && !o->warm)
     snprintf (usage_err, errlen, "cold: needs --warm DEV (the run's channel)");
+  else if (cmd == WTG_C_TRACE && o->noperands != 2)
+    snprintf (usage_err, errlen, "trace: expected TRACEFS and DIR, got %d operands", o->noperands);
+  else if (cmd == WTG_C_TRACE && !o->channel && !o->channel_file)
+    snprintf (usage_err, errlen, "trace: needs --channel or --channel-file");
   else if (cmd == WTG_C_RESULT && o->noperands)
     snprintf (usage_err, errlen, "result: unexpected operand: %s", o->operands[0]);
   else if ((cmd & WTG_C_MESSAGES) && !o->channel && !o->channel_file)
@@ -559,6 +588,7 @@ wtg_run_workload (struct wtg_run *run, const struct wtg_command *cmd,
     bool cold = cmd->bit == WTG_C_COLD;
     if (!cold)
       wtg_kmsg_start (run);
+    wtg_trace_marker_open (run);
     wtg_mark (run, "start");
     /* cold sends its own manifest: there is nothing to fsync or model. */
     if (cmd->run (run) == 0 && !cold)
@@ -666,6 +696,7 @@ main (int argc, char **argv)
   char usage_err[512] = "";
   run.t0_ns = wtg_now_ns ();
   run.opt = &opt;
+  run.trace_marker_fd = -1;
   pthread_mutex_init (&run.error_lock, NULL);
   wtg_model_init (&run.model);
   wtg_guard_install ();
@@ -689,6 +720,11 @@ main (int argc, char **argv)
     status = WTG_EXIT_USAGE;
   } else if (cmd && (bit & WTG_C_MESSAGES))
     status = wtg_run_message (&run, cmd);
+  else if (cmd && bit == WTG_C_TRACE && usage_err[0]) {
+    fprintf (stderr, "wtrack-guest: %s\n", usage_err);
+    status = WTG_EXIT_USAGE;
+  } else if (cmd && bit == WTG_C_TRACE)
+    status = wtg_trace_send (&run);
   else {
     static const struct wtg_command unknown = { "unknown", WTG_C_ALL, NULL };
     status = wtg_run_workload (&run, cmd ? cmd : &unknown, usage_err);

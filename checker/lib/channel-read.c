@@ -20,7 +20,7 @@ static void
 wtc_channel_take (struct wtc_channel *ch, const struct wtch_message *wm)
 {
   struct wtc_msg m = {
-    .type = wm->type, .number = wm->number, .guest_ns = wm->guest_ns,
+    .type = wm->type, .flags = wm->flags, .number = wm->number, .guest_ns = wm->guest_ns,
     .offset = wm->offset, .length = wm->length,
   };
   if (wm->type == WTCH_MANIFEST)

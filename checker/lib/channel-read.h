@@ -15,6 +15,7 @@
 
 struct wtc_msg {
   uint16_t type;
+  uint16_t flags;               /* TRACE: WTCH_F_TRACE_LAST */
   uint64_t number;
   uint64_t guest_ns;
   uint64_t offset;              /* in the channel export */
@@ -31,7 +32,7 @@ struct wtc_channel {
   GArray *msgs;                 /* struct wtc_msg, in stream order */
   GByteArray *manifest;         /* every MANIFEST payload, concatenated */
   char *error;                  /* why the stream stopped early, or NULL */
-  guint last_of_type[WTCH_TEXT + 1];  /* index + 1 of each type's last message */
+  guint last_of_type[WTCH_TYPE_MAX + 1];  /* index + 1 of each type's last message */
 };
 
 /* CHANNEL records of the log: writes to the channel export. */

@@ -58,17 +58,24 @@ struct channel {
 };
 
 static void
-chan_send (struct channel *ch, uint16_t type, uint64_t guest_ns, const void *payload,
-           uint32_t len)
+chan_send_flags (struct channel *ch, uint16_t type, uint16_t flags, uint64_t guest_ns,
+                 const void *payload, uint32_t len)
 {
   if (ch->nmsgs == MAX_MSGS || ch->len + wtch_encoded_size (len) > CHANNEL_SIZE - SECTOR) {
     fprintf (stderr, "mkseeds: the channel is full\n");
     exit (1);
   }
   ch->at[ch->nmsgs] = ch->len;
-  ch->size[ch->nmsgs] = wtch_encode (ch->buf + ch->len, type, 0, ch->nmsgs + 1, guest_ns,
+  ch->size[ch->nmsgs] = wtch_encode (ch->buf + ch->len, type, flags, ch->nmsgs + 1, guest_ns,
                                      payload, len);
   ch->len += ch->size[ch->nmsgs++];
+}
+
+static void
+chan_send (struct channel *ch, uint16_t type, uint64_t guest_ns, const void *payload,
+           uint32_t len)
+{
+  chan_send_flags (ch, type, 0, guest_ns, payload, len);
 }
 
 /* File content: distinct bytes per file and offset. */
@@ -183,6 +190,10 @@ channel (struct channel *ch, const struct files *fs, unsigned char *stream, size
     chan_send (ch, WTCH_MANIFEST, 4500000, final.p + at,
                (uint32_t) (final.len - at < CHUNK ? final.len - at : CHUNK));
   chan_send (ch, WTCH_RESULT, 5000000, result, sizeof result - 1);
+  static const char trace[] = "# wtrack-trace 1\n# kernel synthetic\n# disk 254,0\n"
+    "# enabled block:block_bio_queue\n# missing \n# lost 0=0\n# file /data/f1 12\n"
+    "wtrack-guest-80 [000] ..... 5.100000: tracing_mark_write: start\n";
+  chan_send_flags (ch, WTCH_TRACE, WTCH_F_TRACE_LAST, 5100000, trace, sizeof trace - 1);
   memcpy (stream, ckpt.p, ckpt.len);
   memcpy (stream + ckpt.len, final.p, final.len);
   *stream_len = ckpt.len + final.len;

@@ -182,8 +182,9 @@ test_sizes (void)
           && strcmp (wtch_type_name (WTCH_MANIFEST), "MANIFEST") == 0
           && strcmp (wtch_type_name (WTCH_RESULT), "RESULT") == 0
           && strcmp (wtch_type_name (WTCH_TEXT), "TEXT") == 0
+          && strcmp (wtch_type_name (WTCH_TRACE), "TRACE") == 0
           && strcmp (wtch_type_name (0), "?") == 0
-          && strcmp (wtch_type_name (6), "?") == 0, "type names");
+          && strcmp (wtch_type_name (7), "?") == 0, "type names");
 }
 
 /* Every type with every payload size, interleaved, each field compared. */
@@ -191,11 +192,11 @@ static void
 test_round_trip (void)
 {
   static const uint32_t sizes[] = { 0, 1, 475, 476, 477, 4000, 1u << 20 };
-  enum { NSIZES = sizeof sizes / sizeof sizes[0], NTYPES = 5, N = NSIZES * NTYPES };
+  enum { NSIZES = sizeof sizes / sizeof sizes[0], NTYPES = WTCH_TYPE_MAX, N = NSIZES * NTYPES };
   struct spec specs[N];
   size_t n = 0;
   for (size_t s = 0; s < NSIZES; s++)
-    for (uint16_t t = WTCH_HELLO; t <= WTCH_TEXT; t++, n++)
+    for (uint16_t t = WTCH_HELLO; t <= WTCH_TYPE_MAX; t++, n++)
       specs[n] = make_spec (t, n + 1, t == WTCH_MANIFEST || sizes[s] <= WTCH_MAX_TEXT
                             ? sizes[s] : WTCH_MAX_TEXT);
   struct stream st = encode_stream (specs, N);
@@ -516,7 +517,7 @@ test_header_fields (void)
   free_stream (&st);
   free (payload);
 
-  static const uint16_t bad_types[] = { 0, 6, 0xffff };
+  static const uint16_t bad_types[] = { 0, WTCH_TYPE_MAX + 1, 0xffff };
   for (size_t i = 0; i < 3; i++) {
     wtch_encode (block, bad_types[i], 0, 1, 5, "x", 1);
     write_file (block, WTCH_BLOCK);
@@ -597,16 +598,16 @@ test_text_limit (void)
   struct wtch_message m;
   unsigned char *payload = make_payload (WTCH_MAX_TEXT + 1, 7);
   unsigned char *buf = xmalloc (wtch_encoded_size (WTCH_MAX_TEXT + 1));
-  static const uint16_t types[] = { WTCH_HELLO, WTCH_MARK, WTCH_RESULT, WTCH_TEXT };
+  static const uint16_t types[] = { WTCH_HELLO, WTCH_MARK, WTCH_RESULT, WTCH_TEXT, WTCH_TRACE };
   bool limit_ok = true, over_refused = true;
-  for (size_t i = 0; i < 4; i++) {
+  for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
     wtch_encode (buf, types[i], 0, 1, 5, payload, WTCH_MAX_TEXT);
     limit_ok &= wtch_decode_header (buf, &m, err, sizeof err) == 0;
     wtch_encode (buf, types[i], 0, 1, 5, payload, WTCH_MAX_TEXT + 1);
     over_refused &= wtch_decode_header (buf, &m, err, sizeof err) == -1
       && strstr (err, "65536-byte limit of text") != NULL;
   }
-  tap_ok (limit_ok && over_refused, "HELLO, MARK, RESULT, TEXT: %u payload bytes are a message, "
+  tap_ok (limit_ok && over_refused, "HELLO, MARK, RESULT, TEXT, TRACE: %u payload bytes are a message, "
           "%u are refused: %s", WTCH_MAX_TEXT, WTCH_MAX_TEXT + 1, err);
   wtch_encode (buf, WTCH_MANIFEST, 0, 1, 5, payload, WTCH_MAX_TEXT + 1);
   tap_ok (wtch_decode_header (buf, &m, err, sizeof err) == 0,

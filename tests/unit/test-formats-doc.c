@@ -486,10 +486,10 @@ check_channel (void)
           "channel message: the payload follows the header, padded to 512 bytes");
   const struct named types[] = {
     { "HELLO", WTCH_HELLO }, { "MARK", WTCH_MARK }, { "MANIFEST", WTCH_MANIFEST },
-    { "RESULT", WTCH_RESULT }, { "TEXT", WTCH_TEXT },
+    { "RESULT", WTCH_RESULT }, { "TEXT", WTCH_TEXT }, { "TRACE", WTCH_TRACE },
   };
-  check_values ("channel message types", "channel.bin", "Message types", types, 5,
-                false, WTCH_TEXT);
+  check_values ("channel message types", "channel.bin", "Message types", types, 6,
+                false, WTCH_TYPE_MAX);
 }
 
 /* A cold manifest: flag COLD in the header, a file's errno in its entry. */
