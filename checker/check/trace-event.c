@@ -138,6 +138,9 @@ wtc_tr_inode_range (struct wtc_tr_event *e)
     wtc_tr_set_range (e, a * WTC_PAGE_BYTES, WTC_PAGE_BYTES);
   else if (wtc_tr_field (e->fields, "page_index", 10, &a))
     wtc_tr_set_range (e, a * WTC_PAGE_BYTES, WTC_PAGE_BYTES);
+  else if (wtc_tr_field (e->fields, "file_offset", 10, &a)
+           && wtc_tr_field (e->fields, "len", 10, &b))
+    wtc_tr_set_range (e, a, b);
   else if (wtc_tr_field (e->fields, "range_start", 10, &a)
            && wtc_tr_field_signed (e->fields, "range_end", &end))
     wtc_tr_set_range (e, a, end < 0 || (uint64_t) end < a ? UINT64_MAX - a
@@ -153,6 +156,12 @@ wtc_tr_inode_range (struct wtc_tr_event *e)
                  || wtc_tr_field (e->fields, "length", 10, &b)
                  || wtc_tr_field (e->fields, "count", 10, &b)))
     wtc_tr_set_range (e, a, b);
+  else if (wtc_tr_field (e->fields, "pos", 16, &a)
+           && wtc_tr_field (e->fields, "bytecount", 16, &b))
+    wtc_tr_set_range (e, a, b);
+  else if (wtc_tr_field (e->fields, "start", 10, &a) && wtc_tr_field (e->fields, "end", 10, &b)
+           && b >= a)
+    wtc_tr_set_range (e, a, b - a + 1);
 }
 
 struct wtc_tr_name {
@@ -171,11 +180,15 @@ static const struct wtc_tr_name wtc_tr_names[] = {
   { "ext4_writepages", WTC_TR_WRITEPAGES, 10 },
   { "ext4_da_write_pages", WTC_TR_WRITEPAGES, 10 },
   { "ext4_writepages_result", WTC_TR_WRITEPAGES, 10 },
-  { "__extent_writepage", WTC_TR_WRITEPAGES, 10 },
+  { "__extent_writepage", WTC_TR_WRITEPAGES, 10 },      /* btrfs, 6.1 */
+  { "extent_writepage", WTC_TR_WRITEPAGES, 10 },        /* btrfs, 6.12 */
+  { "btrfs_ordered_extent_add", WTC_TR_WRITEPAGES, 10 },
+  { "btrfs_writepage_end_io_hook", WTC_TR_WRITEPAGES, 10 },
   { "iomap_writepage", WTC_TR_WRITEPAGES, 10 },
   { "iomap_writepage_map", WTC_TR_WRITEPAGES, 10 },
   { "xfs_map_blocks_found", WTC_TR_WRITEPAGES, 10 },
   { "xfs_map_blocks_alloc", WTC_TR_WRITEPAGES, 10 },
+  { "ext4_fallocate_enter", WTC_TR_RANGE_OP, 10 },
   { "ext4_punch_hole", WTC_TR_RANGE_OP, 10 },
   { "ext4_zero_range", WTC_TR_RANGE_OP, 10 },
   { "ext4_collapse_range", WTC_TR_RANGE_OP, 10 },

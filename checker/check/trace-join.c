@@ -59,15 +59,24 @@ wtc_tr_convert (const GArray *anchors, uint64_t x, bool by_trace, uint64_t *out)
   return true;
 }
 
+/* A mono trace's clock is the guest's: without a MARK in the trace, the
+ * channel's MARKs still tie it to the log. */
 bool
 wtc_trace_to_log (const struct wtc_trace_join *j, uint64_t trace_ns, uint64_t *log_ns)
 {
-  return wtc_tr_convert (j->to_log, trace_ns, true, log_ns);
+  bool approx;
+  if (wtc_tr_convert (j->to_log, trace_ns, true, log_ns))
+    return true;
+  return j->trace->clock_mono && wtc_guest_to_log (j->check, trace_ns, log_ns, &approx);
 }
 
 bool
 wtc_trace_from_guest (const struct wtc_trace_join *j, uint64_t guest_ns, uint64_t *trace_ns)
 {
+  if (j->trace->clock_mono) {
+    *trace_ns = guest_ns;
+    return true;
+  }
   return wtc_tr_convert (j->to_guest, guest_ns, false, trace_ns);
 }
 
@@ -238,6 +247,7 @@ wtc_trace_join (const struct wtc_check *c, struct wtc_trace *t)
 {
   struct wtc_trace_join *j = g_new0 (struct wtc_trace_join, 1);
   j->trace = t;
+  j->check = c;
   j->to_log = g_array_new (FALSE, FALSE, sizeof (struct wtc_tr_anchor));
   j->to_guest = g_array_new (FALSE, FALSE, sizeof (struct wtc_tr_anchor));
   j->stories = g_array_new (FALSE, FALSE, sizeof (struct wtc_story));

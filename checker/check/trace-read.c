@@ -1,6 +1,5 @@
-/* Reading RUN_DIR/trace.txt (check/trace.h; its header: doc/design.md,
- * "The kernel's account"): wtrack-run's header lines, then tracefs's
- * text. The header is the contract between the run and the check: a line
+/* Reading RUN_DIR/trace.txt (check/trace.h; doc/formats.md "trace.txt"):
+ * wtrack-run's header lines, then tracefs's text. The header is the contract between the run and the check: a line
  * of it that does not read is an error that names the line. The text after
  * it comes from the guest's kernel: a line that does not read as an event
  * is counted and skipped. */
@@ -50,6 +49,10 @@ wtc_tr_header_lost (struct wtc_trace *t, const char *v)
     char *eq = strchr (words[i], '=');
     struct wtc_tr_lost l;
     uint64_t cpu;
+    if (!eq && strcmp (words[i], "dropped") == 0 && !words[i + 1]) {
+      t->dropped = true;
+      break;
+    }
     if (!eq)
       return false;
     *eq = '\0';
@@ -60,6 +63,18 @@ wtc_tr_header_lost (struct wtc_trace *t, const char *v)
     g_array_append_val (t->lost, l);
     t->lost_total = l.events > UINT64_MAX - t->lost_total ? UINT64_MAX : t->lost_total + l.events;
   }
+  return true;
+}
+
+/* "# clock CLOCK": mono ties the trace's clock to the channel's guest_ns. */
+static bool
+wtc_tr_header_clock (struct wtc_trace *t, const char *v)
+{
+  if (!*v || strchr (v, ' '))
+    return false;
+  g_free (t->clock);
+  t->clock = g_strdup (v);
+  t->clock_mono = strcmp (v, "mono") == 0;
   return true;
 }
 
@@ -96,7 +111,7 @@ static int
 wtc_tr_header_line (struct wtc_trace *t, const char *line)
 {
   static const char *const keys[] = { "kernel", "disk", "enabled", "missing", "lost",
-                                      "file", "truncated" };
+                                      "file", "truncated", "clock" };
   if (strncmp (line, "# ", 2) != 0)
     return WTC_HDR_NOT_OURS;
   const char *key = line + 2;
@@ -111,7 +126,8 @@ wtc_tr_header_line (struct wtc_trace *t, const char *line)
       : k == 3 ? wtc_tr_header_list (t, t->missing, v)
       : k == 4 ? wtc_tr_header_lost (t, v)
       : k == 5 ? wtc_tr_header_file (t, v)
-      : (t->truncated = true, wtc_tr_u64 (v, &t->truncated_bytes));
+      : k == 6 ? (t->truncated = true, wtc_tr_u64 (v, &t->truncated_bytes))
+      : wtc_tr_header_clock (t, v);
     return ok ? WTC_HDR_OK : WTC_HDR_BAD;
   }
   return WTC_HDR_NOT_OURS;
@@ -229,7 +245,7 @@ wtc_trace_parse (const char *name, const char *text, size_t len, GError **error)
     int h = header && !long_line ? wtc_tr_header_line (t, buf) : WTC_HDR_NOT_OURS;
     if (h == WTC_HDR_BAD || (h == WTC_HDR_OK && t->lines > WTC_TRACE_MAX_HEADER)) {
       g_autofree char *safe = wtc_text_safe (buf);
-      g_set_error (error, WTC_ERROR, 0, "%s: line %" PRIu64 ": \"%s\" is not a header line of trace.txt (doc/design.md, \"The kernel's account\")",
+      g_set_error (error, WTC_ERROR, 0, "%s: line %" PRIu64 ": \"%s\" is not a header line of trace.txt (doc/formats.md)",
                    name, t->lines, safe);
       return NULL;
     }
@@ -265,6 +281,7 @@ wtc_trace_free (struct wtc_trace *t)
     return;
   g_free (t->path);
   g_free (t->kernel);
+  g_free (t->clock);
   g_ptr_array_unref (t->enabled);
   g_ptr_array_unref (t->missing);
   g_array_unref (t->lost);

@@ -241,6 +241,8 @@ wtc_tr_absence_doubt (const struct wtc_trace_join *j, const struct wtc_tr_page *
   if (t->lost_total)
     return g_strdup_printf ("the trace lost %" PRIu64 " events, so an event it lacks may"
                             " have happened", t->lost_total);
+  if (t->dropped)
+    return g_strdup ("the trace's last piece never reached the host, so its end is missing");
   if (t->truncated || t->over_limit)
     return g_strdup ("the trace was cut to fit its bound, so an event it lacks may have"
                      " happened");

@@ -64,6 +64,9 @@ struct wtc_trace {
   char *kernel;
   bool has_disk;
   uint32_t disk_dev;    /* major << 20 | minor */
+  char *clock;          /* "# clock": mono (the channel's guest clock), local, none */
+  bool clock_mono;
+  bool dropped;         /* "# lost ... dropped": the trace's end never reached the host */
   GPtrArray *enabled, *missing;   /* "group:event" (char *) */
   GArray *lost;                   /* struct wtc_tr_lost */
   uint64_t lost_total;            /* lost + overwritten (entries-written) */
@@ -132,6 +135,7 @@ struct wtc_tr_anchor {
 
 struct wtc_trace_join {
   struct wtc_trace *trace;
+  const struct wtc_check *check;    /* its guest-to-log clock (mono traces) */
   GArray *to_log, *to_guest;        /* struct wtc_tr_anchor, both columns rising */
   uint64_t marks, marks_matched;    /* the trace's MARKs, those found in the channel */
   GArray *stories;                  /* struct wtc_story, by file and page */
