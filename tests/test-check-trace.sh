@@ -22,6 +22,7 @@ header () {
 # kernel 6.1.0-test
 # disk 254,0
 # enabled writeback:writeback_dirty_folio writeback:writeback_single_inode ext4:ext4_writepages filemap:mm_filemap_add_to_page_cache filemap:mm_filemap_delete_from_page_cache block:block_bio_queue block:block_rq_complete
+# clock local
 # missing writeback:writeback_dirty_page
 EOF
 }
@@ -59,12 +60,12 @@ page () { grep -F "  page $1: " "$T/all.txt"; }
 check "RUN_DIR/trace.txt read by default: its events and MARKs counted" \
   grep -q "^kernel trace $R/trace.txt (kernel 6.1.0-test): 13 events, 2 of 2 MARKs found in the channel$" "$T/all.txt"
 check "the line that is not an event: counted and named" \
-  grep -q '^!! 1 lines of the trace are not events, skipped (the first: line 25)$' "$T/all.txt"
+  grep -q '^!! 1 lines of the trace are not events, skipped (the first: line 26)$' "$T/all.txt"
 check "the event the kernel lacks: named" grep -q '^!! events this kernel lacks: writeback:writeback_dirty_page$' "$T/all.txt"
 check "device lost: a bio for the sector, no write of it in the log" \
-  eval 'page "1 of /data/f1" | grep -q "bio for disk sector 2056 issued at t=1.017900 (block_bio_queue, line 22), no write of it ever reached the disk: the device lost it$"'
+  eval 'page "1 of /data/f1" | grep -q "bio for disk sector 2056 issued at t=1.017900 (block_bio_queue, line 23), no write of it ever reached the disk: the device lost it$"'
 check "bio missed: written back, the bio covered other sectors" \
-  eval 'page "2 of /data/f1" | grep -q "marked dirty at t=1.017800 after op 5 (pwrite), written back at t=1.017850 (ext4_writepages), but the bio covered disk sectors 2056-2063 (line 22), not 2064$"'
+  eval 'page "2 of /data/f1" | grep -q "marked dirty at t=1.017800 after op 5 (pwrite), written back at t=1.017850 (ext4_writepages), but the bio covered disk sectors 2056-2063 (line 23), not 2064$"'
 check "dirty dropped: dirty after the op, never written back" \
   eval 'page "3 of /data/f1" | grep -q "marked dirty at t=1.017800 after op 7 (pwrite), never written back (no writepages or bio covered it): the kernel dropped the dirty page$"'
 check "bio missed on a page without a disk block" \
@@ -126,7 +127,7 @@ check "clocks not tied: the op's time unknown, the whole trace read" \
 "$WTRACK" check "$R" --trace "$T/badhdr.txt" >"$T/badhdr.out" 2>&1; rc=$?
 check "a bad header line: exit 2" [ "$rc" = 2 ]
 check "a bad header line: the file and line named" \
-  grep -q "badhdr.txt: line 6: \"# disk 254\" is not a header line" "$T/badhdr.out"
+  grep -q "badhdr.txt: line 7: \"# disk 254\" is not a header line" "$T/badhdr.out"
 printf 'hello\n' >"$T/notrace.txt"
 "$WTRACK" check "$R" --trace "$T/notrace.txt" >"$T/notrace.out" 2>&1; rc=$?
 check "not a trace.txt: exit 2, said" eval '[ "$rc" = 2 ] && grep -q "notrace.txt: line 1: not \"# wtrack-trace 1\"" "$T/notrace.out"'

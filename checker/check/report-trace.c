@@ -28,7 +28,7 @@ wtc_text_trace_head (const struct wtc_trace_join *j, FILE *out)
   g_autofree char *kernel = wtc_text_safe (t->kernel ? t->kernel : "?");
   fprintf (out, "kernel trace %s (kernel %s): %u events, %" PRIu64 " of %" PRIu64
            " MARKs found in the channel%s\n", path, kernel, t->events->len, j->marks_matched,
-           j->marks, j->to_log->len ? "" : ": the trace's clock is not tied to the log's");
+           j->marks, wtc_trace_clocks_tied (j) ? "" : ": the trace's clock is not tied to the log's");
   if (t->lost_total)
     fprintf (out, "!! the trace lost %" PRIu64 " events: findings that rest on an absent event cannot say\n",
              t->lost_total);
@@ -118,7 +118,7 @@ wtc_json_trace_head (const struct wtc_trace_join *j, JsonBuilder *b)
   wtc_jb_u64 (b, "first_malformed_line", t->first_malformed);
   wtc_jb_u64 (b, "marks", j->marks);
   wtc_jb_u64 (b, "marks_matched", j->marks_matched);
-  wtc_jb_bool (b, "clocks_tied", j->to_log->len > 0);
+  wtc_jb_bool (b, "clocks_tied", wtc_trace_clocks_tied (j));
   wtc_jb_u64 (b, "pages_left_out", j->stories_more);
   json_builder_end_object (b);
 }
@@ -182,4 +182,69 @@ wtc_report_json_trace (const struct wtc_check *c, struct wtc_json_out *o)
     wtc_json_out_item (o, b);
   }
   wtc_json_out_array_end (o);
+}
+
+#define WTC_HTML_MAX_STORIES 200
+#define WTC_HTML_STORY_EVENTS 40
+
+/* One event: [x on the timeline or null, kind, name, fields, evidence]. */
+static void
+wtc_html_story_event (const struct wtc_trace_join *j, const struct wtc_tr_event *e,
+                      bool x_is_seq, bool evidence, JsonBuilder *b)
+{
+  uint64_t log_ns;
+  wtc_jb_array (b, NULL);
+  if (!x_is_seq && wtc_trace_to_log (j, e->ts_ns, &log_ns))
+    wtc_jb_u64 (b, NULL, log_ns);
+  else
+    wtc_jb_null (b, NULL);
+  wtc_jb_str (b, NULL, wtc_tr_kind_name (e->kind));
+  wtc_jb_str (b, NULL, e->name);
+  wtc_jb_str (b, NULL, e->fields);
+  wtc_jb_bool (b, NULL, evidence);
+  json_builder_end_array (b);
+}
+
+static void
+wtc_html_story (const struct wtc_check *c, const struct wtc_trace_join *j,
+                const struct wtc_story *s, bool x_is_seq, JsonBuilder *b)
+{
+  const struct wtc_bad *fb = &g_array_index (c->bad, struct wtc_bad, s->first_bad);
+  wtc_jb_object (b, NULL);
+  wtc_jb_u64 (b, "f", s->file);
+  wtc_jb_u64 (b, "page", s->page);
+  wtc_jb_str (b, "rule", wtc_tr_rule_name (s->rule));
+  wtc_jb_str (b, "finding", s->finding);
+  if (fb->disk_sector != WTC_NO_SECTOR)
+    wtc_jb_u64 (b, "ds", fb->disk_sector);
+  else
+    wtc_jb_null (b, "ds");
+  wtc_jb_array (b, "ev");
+  guint shown = MIN (s->events->len, WTC_HTML_STORY_EVENTS);
+  for (guint k = 0; k < shown; k++)
+    wtc_html_story_event (j, wtc_story_event (j, s, k), x_is_seq, k == s->evidence, b);
+  json_builder_end_array (b);
+  wtc_jb_u64 (b, "more", s->events->len - shown + s->events_more);
+  json_builder_end_object (b);
+}
+
+void
+wtc_report_html_trace (const struct wtc_check *c, bool x_is_seq, JsonBuilder *b)
+{
+  const struct wtc_trace_join *j = c->trace;
+  const struct wtc_trace *t = j->trace;
+  wtc_jb_object (b, "trace");
+  wtc_jb_str (b, "kernel", t->kernel);
+  wtc_jb_u64 (b, "events", t->events->len);
+  wtc_jb_u64 (b, "lost_events", t->lost_total);
+  wtc_jb_u64 (b, "malformed_lines", t->malformed);
+  wtc_jb_u64 (b, "marks", j->marks);
+  wtc_jb_u64 (b, "marks_matched", j->marks_matched);
+  wtc_jb_bool (b, "clocks_tied", !x_is_seq && wtc_trace_clocks_tied (j));
+  wtc_jb_u64 (b, "pages_total", j->stories->len + j->stories_more);
+  wtc_jb_array (b, "pages");
+  for (guint i = 0; i < j->stories->len && i < WTC_HTML_MAX_STORIES; i++)
+    wtc_html_story (c, j, &g_array_index (j->stories, struct wtc_story, i), x_is_seq, b);
+  json_builder_end_array (b);
+  json_builder_end_object (b);
 }

@@ -71,6 +71,12 @@ wtc_trace_to_log (const struct wtc_trace_join *j, uint64_t trace_ns, uint64_t *l
 }
 
 bool
+wtc_trace_clocks_tied (const struct wtc_trace_join *j)
+{
+  return j->to_log->len > 0 || (j->trace->clock_mono && j->check->marks->len > 0);
+}
+
+bool
 wtc_trace_from_guest (const struct wtc_trace_join *j, uint64_t guest_ns, uint64_t *trace_ns)
 {
   if (j->trace->clock_mono) {

@@ -152,6 +152,9 @@ struct wtc_check;
 /* Takes t; the stories of c's bad pages. */
 struct wtc_trace_join *wtc_trace_join (const struct wtc_check *c, struct wtc_trace *t);
 void wtc_trace_join_free (struct wtc_trace_join *j);
+/* Whether the trace's clock is tied to the log's: a MARK in both, or a
+ * mono trace and a placed channel MARK. */
+bool wtc_trace_clocks_tied (const struct wtc_trace_join *j);
 /* The log time of a trace time; false when no MARK ties the clocks. */
 bool wtc_trace_to_log (const struct wtc_trace_join *j, uint64_t trace_ns, uint64_t *log_ns);
 
