@@ -9,7 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 GEN=$TOP/tests/unit/test-check-classes
 require_built "$WTRACK" "$GEN"
-plan 28
+plan 29
 
 "$GEN" --make "$T/run" damaged
 R=$T/run
@@ -35,6 +35,8 @@ events () {
 #           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION
 #              | |         |   |||||     |         |
     wtrack-guest-80      [000] .....   100.000000: tracing_mark_write: start
+    wtrack-guest-80      [000] .....   100.000100: writeback_dirty_folio: bdi 254:0: ino=12 index=5
+ kworker/u4:1-30      [001] .....   100.000200: block_bio_queue: 254,0 W 4100 + 4 [kworker/u4:1]
  kworker/u4:1-30      [001] .....   100.013500: block_bio_queue: 254,0 W 7105 + 1 [kworker/u4:1]
     wtrack-guest-80      [000] .....   100.015800: writeback_dirty_folio: bdi 254:0: ino=12 index=2
     wtrack-guest-80      [000] .....   100.015800: writeback_dirty_folio: bdi 254:0: ino=12 index=3
@@ -58,19 +60,19 @@ EOF
 check "with trace.txt: exit 1 (the damage is the same)" [ "$rc" = 1 ]
 page () { grep -F "  page $1: " "$T/all.txt"; }
 check "RUN_DIR/trace.txt read by default: its events and MARKs counted" \
-  grep -q "^kernel trace $R/trace.txt (kernel 6.1.0-test): 13 events, 2 of 2 MARKs found in the channel$" "$T/all.txt"
+  grep -q "^kernel trace $R/trace.txt (kernel 6.1.0-test): 15 events, 2 of 2 MARKs found in the channel$" "$T/all.txt"
 check "the line that is not an event: counted and named" \
-  grep -q '^!! 1 lines of the trace are not events, skipped (the first: line 26)$' "$T/all.txt"
+  grep -q '^!! 1 lines of the trace are not events, skipped (the first: line 28)$' "$T/all.txt"
 check "the event the kernel lacks: named" grep -q '^!! events this kernel lacks: writeback:writeback_dirty_page$' "$T/all.txt"
 check "device lost: a bio for the sector, no write of it in the log" \
-  eval 'page "1 of /data/f1" | grep -q "bio for disk sector 2056 issued at t=1.017900 (block_bio_queue, line 23), no write of it ever reached the disk: the device lost it$"'
+  eval 'page "1 of /data/f1" | grep -q "bio for disk sector 2056 issued at t=1.017900 (block_bio_queue, line 25), no write of it ever reached the disk: the device lost it$"'
 check "bio missed: written back, the bio covered other sectors" \
-  eval 'page "2 of /data/f1" | grep -q "marked dirty at t=1.017800 after op 5 (pwrite), written back at t=1.017850 (ext4_writepages), but the bio covered disk sectors 2056-2063 (line 23), not 2064$"'
+  eval 'page "2 of /data/f1" | grep -q "marked dirty at t=1.017800 after op 5 (pwrite), written back at t=1.017850 (ext4_writepages), but the bio covered disk sectors 2056-2063 (line 25), not 2064$"'
 check "dirty dropped: dirty after the op, never written back" \
   eval 'page "3 of /data/f1" | grep -q "marked dirty at t=1.017800 after op 7 (pwrite), never written back (no writepages or bio covered it): the kernel dropped the dirty page$"'
 check "bio missed on a page without a disk block" \
   eval 'page "4 of /data/f1" | grep -q "written back at t=1.017850 (ext4_writepages), but the page has no disk block: no bio could cover it$"'
-check "store not seen: never marked dirty after the op" \
+check "store not seen: never marked dirty after the op (dirty before it, written out by a bio)" \
   eval 'page "5 of /data/f1" | grep -q "written by op 9 (fallocate), never marked dirty after it: the kernel did not see the store$"'
 check "deleted while dirty: removed from the page cache (inode in hex) before writeback" \
   eval 'page "0 of /data/f2" | grep -q "deleted from the page cache at t=1.017850 before any writeback: the kernel dropped the dirty page$"'
@@ -86,7 +88,7 @@ check "JSON: every page's rule ($rules)" \
 check "JSON: the trace's header" python3 -c '
 import json,sys
 t = json.load(open(sys.argv[1]))["trace"]
-assert t["disk"] == "254,0" and t["events"] == 13 and t["malformed_lines"] == 1, t
+assert t["disk"] == "254,0" and t["events"] == 15 and t["malformed_lines"] == 1, t
 assert t["missing"] == ["writeback:writeback_dirty_page"] and t["clocks_tied"], t
 p = json.load(open(sys.argv[1]))["trace_pages"][0]
 assert [e["evidence"] for e in p["events"]] == [True, False] and p["events"][0]["log_ns"] == 1017900000, p' "$T/all.json"
@@ -97,6 +99,12 @@ rm "$R/trace.txt"
 "$WTRACK" check "$R" --json "$T/none.json" --html "$T/none.html" >"$T/none.txt" 2>&1
 check "no trace.txt: report.txt unchanged" cmp "$T/plain.txt" "$T/none.txt"
 check "no trace.txt: report.json has no trace member" eval '! grep -q "\"trace" "$T/none.json"'
+
+# A bio after the sector's last logged write (seq 5, long before): lost by the device.
+{ header; events | sed 's/W 2056 + 8/W 2060 + 4/'; } >"$T/oldwrite.txt"
+"$WTRACK" check "$R" --trace "$T/oldwrite.txt" >"$T/oldwrite.out" 2>&1
+check "device lost: the log's last write of the sector came before the bio" \
+  grep -q '  page 1 of /data/f1: bio for disk sector 2060 issued at t=1.017900 (block_bio_queue, line 25), no write of it reached the disk after that (the log.s last, seq 5, was at t=1.004000): the device lost it$' "$T/oldwrite.out"
 
 # Lost events: rules that rest on an absence cannot say; a bio seen still says.
 { header; echo "# lost 0=0 1=5"; events; } >"$T/lost.txt"
