@@ -83,8 +83,8 @@ wtc_report_text_trace (const struct wtc_check *c, int max_pages, FILE *out)
     wtc_text_story (c, j, &g_array_index (j->stories, struct wtc_story, i), out);
   guint more = j->stories->len > (guint) max_pages ? j->stories->len - (guint) max_pages : 0;
   if (more + j->stories_more)
-    fprintf (out, "  ... %u more pages (%u in the JSON report; %u past the checker's limit of %d)\n",
-             more + j->stories_more, more, j->stories_more, WTC_MAX_STORIES);
+    fprintf (out, "  ... %u more pages (%u in the JSON report; %u past the checker's limit of %u)\n",
+             more + j->stories_more, more, j->stories_more, j->max_stories);
 }
 
 static void

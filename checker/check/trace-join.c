@@ -235,7 +235,8 @@ wtc_tr_story (struct wtc_trace_join *j, const struct wtc_check *c,
     .file = pg->file, .page = pg->page, .first_bad = pg->first_bad, .ino = pg->ino,
     .op = pg->op, .evidence = G_MAXUINT, .events = g_array_new (FALSE, FALSE, sizeof (guint)),
   };
-  for (guint i = 0; i < ev->len; i++) {
+  for (guint k = 0; k < j->candidates->len; k++) {
+    guint i = g_array_index (j->candidates, guint, k);
     if (!wtc_tr_concerns (c, j->trace, pg, &g_array_index (ev, struct wtc_tr_event, i)))
       continue;
     if (s.events->len < WTC_STORY_MAX_EVENTS)
@@ -248,6 +249,32 @@ wtc_tr_story (struct wtc_trace_join *j, const struct wtc_check *c,
   g_array_append_val (j->stories, s);
 }
 
+/* The events that can concern a bad page, once: a page is then compared
+ * with these only (and with the write bios, for the nearest one). */
+static void
+wtc_tr_candidates (struct wtc_trace_join *j, const struct wtc_check *c)
+{
+  g_autoptr (GHashTable) inodes = g_hash_table_new (g_int64_hash, g_int64_equal);
+  uint64_t *inos = g_new0 (uint64_t, c->mf ? c->mf->nfiles : 0);
+  for (uint32_t fi = 0; c->mf && fi < c->mf->nfiles; fi++)
+    if (c->files[fi].bad && (inos[fi] = wtc_tr_file_ino (c, j->trace, fi)))
+      g_hash_table_add (inodes, &inos[fi]);
+  const struct wtc_trace *t = j->trace;
+  for (guint i = 0; i < t->events->len; i++) {
+    const struct wtc_tr_event *e = &g_array_index (t->events, struct wtc_tr_event, i);
+    bool block = (e->kind == WTC_TR_BIO || e->kind == WTC_TR_RQ_DONE) && t->has_disk
+      && e->dev == t->disk_dev;
+    if (block && e->kind == WTC_TR_BIO && e->write)
+      g_array_append_val (j->write_bios, i);
+    if (block || (e->kind == WTC_TR_MARK && wtc_tr_mark_op (e->fields))
+        || (e->has_ino && g_hash_table_contains (inodes, &e->ino)))
+      g_array_append_val (j->candidates, i);
+  }
+  g_free (inos);
+  uint64_t per_page = j->candidates->len + j->write_bios->len + 1;
+  j->max_stories = (guint) MIN ((uint64_t) WTC_MAX_STORIES, MAX (10, WTC_TRACE_MAX_WORK / per_page));
+}
+
 struct wtc_trace_join *
 wtc_trace_join (const struct wtc_check *c, struct wtc_trace *t)
 {
@@ -257,11 +284,14 @@ wtc_trace_join (const struct wtc_check *c, struct wtc_trace *t)
   j->to_log = g_array_new (FALSE, FALSE, sizeof (struct wtc_tr_anchor));
   j->to_guest = g_array_new (FALSE, FALSE, sizeof (struct wtc_tr_anchor));
   j->stories = g_array_new (FALSE, FALSE, sizeof (struct wtc_story));
+  j->candidates = g_array_new (FALSE, FALSE, sizeof (guint));
+  j->write_bios = g_array_new (FALSE, FALSE, sizeof (guint));
   wtc_tr_anchors (j, c);
+  wtc_tr_candidates (j, c);
   for (guint i = 0; c->mf && i < c->bad->len;) {
     struct wtc_tr_page pg;
     i = wtc_tr_page_of (c, t, i, &pg);
-    if (j->stories->len < WTC_MAX_STORIES)
+    if (j->stories->len < j->max_stories)
       wtc_tr_story (j, c, &pg);
     else
       j->stories_more++;
@@ -280,6 +310,8 @@ wtc_trace_join_free (struct wtc_trace_join *j)
     g_array_unref (s->events);
   }
   g_array_unref (j->stories);
+  g_array_unref (j->candidates);
+  g_array_unref (j->write_bios);
   g_array_unref (j->to_log);
   g_array_unref (j->to_guest);
   wtc_trace_free (j->trace);

@@ -195,10 +195,10 @@ wtc_tr_nearest_bio (const struct wtc_trace_join *j, const struct wtc_check *c, u
   const struct wtc_tr_event *best = NULL;
   uint64_t best_d = UINT64_MAX;
   const GArray *ev = j->trace->events;
-  for (guint i = 0; i < ev->len; i++) {
-    const struct wtc_tr_event *e = &g_array_index (ev, struct wtc_tr_event, i);
-    if (e->kind != WTC_TR_BIO || !e->write || e->ts_ns < ts || e->dev != j->trace->disk_dev
-        || !wtc_tr_in_file (c, fi, e->first, e->last))
+  for (guint k = 0; k < j->write_bios->len; k++) {
+    const struct wtc_tr_event *e =
+      &g_array_index (ev, struct wtc_tr_event, g_array_index (j->write_bios, guint, k));
+    if (e->ts_ns < ts || !wtc_tr_in_file (c, fi, e->first, e->last))
       continue;
     uint64_t d = z < e->first ? e->first - z : z > e->last ? z - e->last : 0;
     if (d < best_d)

@@ -114,6 +114,9 @@ const char *wtc_tr_rule_name (unsigned rule);
 
 #define WTC_STORY_MAX_EVENTS 200    /* kept per page; the rest counted */
 #define WTC_MAX_STORIES 1000        /* pages with a story; the rest counted */
+/* Pages times the events a page is compared with, at most: a hostile trace
+ * of millions of events gives fewer pages a story, not an hour's check. */
+#define WTC_TRACE_MAX_WORK 400000000ull
 
 struct wtc_story {
   uint32_t file;
@@ -140,6 +143,9 @@ struct wtc_trace_join {
   uint64_t marks, marks_matched;    /* the trace's MARKs, those found in the channel */
   GArray *stories;                  /* struct wtc_story, by file and page */
   guint stories_more;
+  guint max_stories;                /* WTC_MAX_STORIES, less for a long trace */
+  GArray *candidates;               /* guint: the events any page may concern */
+  GArray *write_bios;               /* guint: write bios on the test disk */
 };
 
 /* Whether "group:event" was enabled (the header) or, with no header list,
