@@ -8,7 +8,7 @@
 #include <glib.h>
 
 #include "check/check.h"
-#include "check/chunks.h"
+#include "lib/btrfs-chunks.h"
 #include "check/report-html.h"
 #include "commands.h"
 #include "lib/cli.h"

@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "crash/crash.h"
 #include "lib/cli.h"
+#include "lib/target.h"
 #include "lib/util.h"
 #include "wtlog.h"
 
@@ -20,6 +21,7 @@ wtc_crash_opts_free (struct wtc_crash_opts *o)
   g_free (o->base);
   g_free (o->json);
   g_free (o->channel);
+  g_free (o->chunks);
   g_strfreev (o->args);
 }
 
@@ -36,6 +38,7 @@ wtc_crash_parse (int argc, char **argv, struct wtc_crash_opts *o)
     { "jobs", 'J', 0, G_OPTION_ARG_INT, &o->jobs, "run up to N checks at once, each on a copy of its own (0: one per CPU; default 1)", "N" },
     { "json", 'j', 0, G_OPTION_ARG_FILENAME, &o->json, "write the states and their verdicts as JSON to FILE", "FILE" },
     { "channel", 0, 0, G_OPTION_ARG_FILENAME, &o->channel, "the guest's channel, for the checkpoint oracle (default RUN_DIR/channel.bin when it exists)", "FILE" },
+    { "btrfs-chunks", 0, 0, G_OPTION_ARG_FILENAME, &o->chunks, "btrfs's chunk map, for the oracle's extents (default RUN_DIR/btrfs-chunks.txt when it exists)", "FILE" },
     { "log", 0, 0, G_OPTION_ARG_FILENAME, &o->log, "the write log (default RUN_DIR/writes.wtlog)", "LOG" },
     { "base", 0, 0, G_OPTION_ARG_FILENAME, &o->base, "the disk before the run (default RUN_DIR/base.img)", "FILE" },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o->args, NULL, NULL },
@@ -114,14 +117,8 @@ wtc_crash_main (const struct wtc_crash_opts *o)
     wtc_crash_free (&c);
     return WT_EXIT_ERROR;
   }
-  bool ok = true;
-  if (!(h.flags & WTLOG_H_DATA)) {
-    g_set_error (&error, WTC_ERROR, 0, "%s has no write payloads (recorded without "
-                 "data=on): crash states need them", log);
-    ok = false;
-  }
-  if (ok)
-    ok = wtc_crash_setup (&c, run_dir, log, &h, base, &error);
+  bool ok = wtc_log_needs_payloads (log, &h, "each crash state", &error)
+    && wtc_crash_setup (&c, run_dir, log, &h, base, &error);
   if (ok) {
     wtc_crash_warn_oracle (&c);
     wtc_crash_print_oracle (&c);

@@ -191,9 +191,8 @@ wtc_replay_run (const struct wtc_replay_opts *o)
     wtc_cli_error ("%s", err);
     return WT_EXIT_ERROR;
   }
-  if (!(h.flags & WTLOG_H_DATA)) {
-    wtc_cli_error ("%s has no write payloads (recorded without "
-                "data=on): replay needs them", log);
+  if (!wtc_log_needs_payloads (log, &h, "replay", &error)) {
+    wtc_cli_error ("%s", error->message);
     wtlog_reader_close (r);
     return WT_EXIT_ERROR;
   }

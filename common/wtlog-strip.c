@@ -16,7 +16,7 @@
  * them, takes them out again, so the run ends with a hashes-only log. */
 
 /* The rename is durable only once the directory that holds the log is. */
-static int
+int
 wtlog_sync_dir_of (const char *path)
 {
   char *copy = strdup (path);
@@ -33,15 +33,13 @@ wtlog_sync_dir_of (const char *path)
   return r;
 }
 
-/* tmp, complete and durable, takes path's place, durably.  0, or -1 with
- * err set. */
+/* tmp, complete and durable, takes path's place (durably once path's
+ * directory is synced).  0, or -1 with err set. */
 static int
 wtlog_replace (const char *tmp, const char *path, char *err, size_t errlen)
 {
   if (rename (tmp, path) == -1)
     return wtlog_fail (err, errlen, "rename: %s to %s: %m", tmp, path);
-  if (wtlog_sync_dir_of (path) == -1)
-    return wtlog_fail (err, errlen, "fsync: the directory of %s: %m", path);
   return 0;
 }
 
@@ -75,7 +73,7 @@ wtlog_strip_records (struct wtlog_reader *r, struct wtlog_writer *w,
 }
 
 int
-wtlog_strip_data (const char *path, char *err, size_t errlen)
+wtlog_strip_data_unsynced (const char *path, char *err, size_t errlen)
 {
   struct wtlog_header h;
   /* The log as it is: a ring still beside it holds records the log lacks,
@@ -107,4 +105,14 @@ wtlog_strip_data (const char *path, char *err, size_t errlen)
   wtlog_reader_close (r);
   free (tmp);
   return ret;
+}
+
+int
+wtlog_strip_data (const char *path, char *err, size_t errlen)
+{
+  if (wtlog_strip_data_unsynced (path, err, errlen) == -1)
+    return -1;
+  if (wtlog_sync_dir_of (path) == -1)
+    return wtlog_fail (err, errlen, "fsync: the directory of %s: %m", path);
+  return 0;
 }

@@ -199,6 +199,11 @@ void wtlog_reader_close (struct wtlog_reader *r);
  * looked at (wtlog_reader_open_plain): a log whose ring still holds
  * records lacks its final CLOSE, and is refused. */
 int wtlog_strip_data (const char *path, char *err, size_t errlen);
+/* wtlog_strip_data in its two steps, for a caller that times them apart
+ * (the plugin's exit): the strip up to the rename, which is durable only
+ * once wtlog_sync_dir_of (path) returned 0 (-1 with errno set). */
+int wtlog_strip_data_unsynced (const char *path, char *err, size_t errlen);
+int wtlog_sync_dir_of (const char *path);
 
 /* For wtlog.c, wtlog-read.c and wtlog-ring.c: fmt into err; returns -1. */
 int wtlog_fail (char *err, size_t errlen, const char *fmt, ...)

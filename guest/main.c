@@ -223,7 +223,8 @@ wtg_usage (FILE *out)
 "\n"
 "result, mark and text continue the numbering of the messages already in the\n"
 "channel. check-args only parses a workload's options (nothing runs, no\n"
-"channel): exit 0 when it takes them, 2 with the reason on stderr.\n"
+"channel; an --ops-file is read and parsed): exit 0 when it takes them, 2\n"
+"with the reason on stderr.\n"
 "Exit status: 0 done (a read-back mismatch is data, not a failure: see\n"
 "RESULT readback=), 1 the workload failed, 2 bad usage, 3 the channel\n"
 "failed (the host misses part of the report).\n");
@@ -643,6 +644,20 @@ wtg_open_channel (const struct wtg_options *o)
   return ch;
 }
 
+/* A bad line of --ops-file is bad usage on the host, not a failed run
+ * after a boot: the file is parsed here as the guest will parse it. */
+static void
+wtg_check_ops_file (const struct wtg_options *opt, char *usage_err, size_t len)
+{
+  struct wtg_op_limits lim = { .files = opt->files, .size_limit = opt->size };
+  struct wtg_op *ops = NULL;
+  uint64_t nops = 0;
+  char err[400];
+  if (wtg_ops_load_file (opt->ops_file, &lim, &ops, &nops, err, sizeof err) < 0)
+    snprintf (usage_err, len, "--ops-file %s: %s", opt->ops_file, err);
+  free (ops);
+}
+
 /* check-args WORKLOAD [OPTION]...: whether the workload takes these
  * options, as it would parse them in the guest; nothing runs and no
  * channel is opened. wtrack-run --dry-run asks this on the host (the
@@ -667,6 +682,8 @@ wtg_check_args (int argc, char **argv)
   wtg_parse_options (argc, argv, &opt, cmd->bit, usage_err, sizeof usage_err);
   if (!usage_err[0] && opt.noperands)
     snprintf (usage_err, sizeof usage_err, "unexpected operand: %s", opt.operands[0]);
+  if (!usage_err[0] && opt.ops_file)
+    wtg_check_ops_file (&opt, usage_err, sizeof usage_err);
   if (usage_err[0]) {
     fprintf (stderr, "wtrack-guest: %s: %s\n", argv[0], usage_err);
     return WTG_EXIT_USAGE;

@@ -98,6 +98,11 @@ int wtg_op_parse (const char *line, const struct wtg_op_limits *lim,
 int wtg_ops_parse_text (const char *text, const struct wtg_op_limits *lim,
                         struct wtg_op **ops, uint64_t *nops, char *err,
                         size_t errlen);
+/* --ops-file PATH read (at most 16 MiB of text) and parsed: 0, or -1 with
+ * err saying why (guest/wl-ops.c; check-args calls it on the host too). */
+int wtg_ops_load_file (const char *path, const struct wtg_op_limits *lim,
+                       struct wtg_op **ops, uint64_t *nops, char *err,
+                       size_t errlen);
 
 /* --op-weights "name=W,..." (or ':' between): the names given replace the defaults in
  * weights[WTG_W_COUNT] (the others keep theirs; "all=0" first to run only

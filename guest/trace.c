@@ -257,10 +257,11 @@ wtg_trace_send (struct wtg_run *run)
   wtg_text_printf (&head, "# wtrack-trace 1\n# kernel %s\n", u.release);
   wtg_trace_head_file (run->opt->trace_head, &head);
   wtg_trace_lost (tracefs, &head);
-  uint64_t dropped = 0;
+  uint64_t dropped = 0, t0 = wtg_now_ns ();
   int rc = wtg_trace_files (run, dir, &head);
   if (rc == 0)
     rc = wtg_trace_text (run, tracefs, run->opt->trace_max_kb << 10, &text, &dropped);
+  uint64_t t_read = wtg_now_ns ();
   if (rc == 0 && dropped)
     wtg_text_printf (&head, "# truncated %" PRIu64 "\n", dropped);
   if (rc == 0 && head.failed)
@@ -279,8 +280,9 @@ wtg_trace_send (struct wtg_run *run)
       rc = -1;
   }
   if (rc == 0)
-    printf ("wtrack-guest: trace: %zu bytes sent in %zu pieces%s\n", head.len,
-            (head.len + WTCH_TRACE_PIECE - 1) / WTCH_TRACE_PIECE,
+    printf ("wtrack-guest: trace: %zu bytes sent in %zu pieces (read in %.2f s, sent in %.2f s)%s\n",
+            head.len, (head.len + WTCH_TRACE_PIECE - 1) / WTCH_TRACE_PIECE,
+            (double) (t_read - t0) / 1e9, (double) (wtg_now_ns () - t_read) / 1e9,
             dropped ? " (the text was cut: see \"# truncated\")" : "");
   free (head.p);
   free (text.p);

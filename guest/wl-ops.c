@@ -492,21 +492,23 @@ wtg_ops_one (struct wtg_ops *o, const struct wtg_op *op, uint64_t n)
   return wtg_ops_verify (o, of, op, n, old_size);
 }
 
-/* --ops-file's text, NUL-terminated (at most 16 MiB). */
+/* --ops-file's text, NUL-terminated (at most 16 MiB); -1 with err set. */
 static int
-wtg_ops_read_file (struct wtg_run *run, const char *path, char **text)
+wtg_ops_read_file (const char *path, char **text, char *err, size_t errlen)
 {
   enum { WTG_OPS_FILE_MAX = 16 << 20 };
   int fd = open (path, O_RDONLY | O_CLOEXEC);
   struct stat st;
   if (fd < 0 || fstat (fd, &st) < 0) {
+    snprintf (err, errlen, "%s", strerror (errno));
     if (fd >= 0)
       close (fd);
-    return wtg_fail (run, "--ops-file %s: %m", path);
+    return -1;
   }
   if (st.st_size > WTG_OPS_FILE_MAX) {
     close (fd);
-    return wtg_fail (run, "--ops-file %s: larger than 16 MiB", path);
+    snprintf (err, errlen, "larger than 16 MiB");
+    return -1;
   }
   *text = malloc ((size_t) st.st_size + 1);
   ssize_t got = *text ? wt_pread_full (fd, *text, (size_t) st.st_size, 0) : -1;
@@ -514,15 +516,28 @@ wtg_ops_read_file (struct wtg_run *run, const char *path, char **text)
   close (fd);
   if (got < 0) {
     free (*text);
-    errno = saved;
-    return wtg_fail (run, "--ops-file %s: %m", path);
+    snprintf (err, errlen, "%s", strerror (saved));
+    return -1;
   }
   (*text)[got] = '\0';
   if (strlen (*text) != (size_t) got) {
     free (*text);
-    return wtg_fail (run, "--ops-file %s: holds a NUL byte: not a text file", path);
+    snprintf (err, errlen, "holds a NUL byte: not a text file");
+    return -1;
   }
   return 0;
+}
+
+int
+wtg_ops_load_file (const char *path, const struct wtg_op_limits *lim,
+                   struct wtg_op **ops, uint64_t *nops, char *err, size_t errlen)
+{
+  char *text = NULL;
+  if (wtg_ops_read_file (path, &text, err, errlen) < 0)
+    return -1;
+  int rc = wtg_ops_parse_text (text, lim, ops, nops, err, errlen);
+  free (text);
+  return rc;
 }
 
 /* The op list: from --ops-file, or generated from the seed. */
@@ -541,13 +556,9 @@ wtg_ops_list (struct wtg_run *run, uint64_t page, const uint32_t *weights,
       return wtg_fail (run, "malloc: %" PRIu64 " ops: out of memory", opt->ops);
     return 0;
   }
-  char *text = NULL, err[512];
-  if (wtg_ops_read_file (run, opt->ops_file, &text) < 0)
-    return -1;
+  char err[512];
   struct wtg_op_limits lim = { .files = opt->files, .size_limit = opt->size };
-  int rc = wtg_ops_parse_text (text, &lim, ops, nops, err, sizeof err);
-  free (text);
-  if (rc < 0)
+  if (wtg_ops_load_file (opt->ops_file, &lim, ops, nops, err, sizeof err) < 0)
     return wtg_fail (run, "--ops-file %s: %s", opt->ops_file, err);
   return 0;
 }

@@ -16,6 +16,7 @@
 #include "fileio.h"
 #include "image-apply.h"
 #include "log.h"
+#include "phase.h"
 
 bool wtp_store_mode;
 bool wtp_store_data;
@@ -99,6 +100,21 @@ wtp_read_current (struct wtp_export *e, void *buf, size_t count,
 }
 
 
+/* The image's sync after the apply, timed as its own phase of the exit.
+ * true when done. */
+static bool
+wtp_store_sync_image (const struct wtp_export *disk)
+{
+  struct timespec phase;
+  wtp_phase_start (&phase);
+  if (fdatasync (disk->fd) == -1) {
+    nbdkit_error ("fdatasync: disk: %s: %m", disk->path);
+    return false;
+  }
+  wtp_phase_done ("image sync", &phase);
+  return true;
+}
+
 /* The log as the store: its records applied onto the image, in log order,
  * with replay's code, and the image made durable.  true when done. */
 bool
@@ -108,6 +124,8 @@ wtp_store_apply (const char *log_path)
   char err[512];
   struct stat st;
   uint64_t started = wtp_log_now ();
+  struct timespec phase;
+  wtp_phase_start (&phase);
   /* The reader reads the log file: the ring's last records go there first. */
   if (wtp_log_settle () == -1)
     return false;
@@ -128,11 +146,11 @@ wtp_store_apply (const char *log_path)
     nbdkit_error ("apply: log %s onto the disk: %s", log_path, ls->error);
     ok = false;
   }
-  else if (fdatasync (disk->fd) == -1) {
-    nbdkit_error ("fdatasync: disk: %s: %m", disk->path);
-    ok = false;
+  else {
+    wtp_phase_done ("apply", &phase);
+    ok = wtp_store_sync_image (disk);
   }
-  else
+  if (ok)
     nbdkit_debug ("apply: %" PRIu64 " records onto %s in %.3f s (index: %"
                   PRIu64 " extents)", ls->records, disk->path,
                   (double) (wtp_log_now () - started) / 1e9,
@@ -149,11 +167,22 @@ wtp_store_strip (const char *log_path)
 {
   char err[512];
   uint64_t started = wtp_log_now ();
-  if (wtlog_strip_data (log_path, err, sizeof err) == -1)
+  struct timespec phase;
+  wtp_phase_start (&phase);
+  if (wtlog_strip_data_unsynced (log_path, err, sizeof err) == -1) {
     nbdkit_error ("strip: the payloads stay in the log: %s", err);
-  else
-    nbdkit_debug ("strip: the payloads left %s in %.3f s", log_path,
-                  (double) (wtp_log_now () - started) / 1e9);
+    return;
+  }
+  wtp_phase_done ("strip", &phase);
+  /* The rename is durable once the log's directory is. */
+  wtp_phase_start (&phase);
+  if (wtlog_sync_dir_of (log_path) == -1) {
+    nbdkit_error ("fsync: the directory of %s: %m", log_path);
+    return;
+  }
+  wtp_phase_done ("dir sync", &phase);
+  nbdkit_debug ("strip: the payloads left %s in %.3f s", log_path,
+                (double) (wtp_log_now () - started) / 1e9);
 }
 
 void

@@ -23,6 +23,7 @@
 #include "export.h"
 #include "faults.h"
 #include "log.h"
+#include "phase.h"
 #include "rangelock.h"
 #include "request.h"
 #include "sector-hash.h"
@@ -268,6 +269,8 @@ wtp_export_close (struct wtp_export *e)
 static void
 wtp_unload (void)
 {
+  struct timespec unload, phase;
+  wtp_phase_start (&unload);
   bool applied = !wtp_store_mode || (wtp_ready && wtp_store_apply (wtp_log_path));
   bool closed = false;
   wtp_store_close ();
@@ -279,13 +282,18 @@ wtp_unload (void)
     if (!closed)
       nbdkit_error ("write: log: final close record: %m");
   }
+  wtp_phase_start (&phase);
   wtp_export_close (&wtp_disk);
   wtp_export_close (&wtp_channel);
+  wtp_phase_done ("exports close", &phase);
+  wtp_phase_start (&phase);
   wtp_log_close ();
+  wtp_phase_done ("log close", &phase);
   /* Only a closed log: an unclosed one's bytes are the disk's only copy. */
   if (wtp_store_mode && !wtp_data && closed)
     wtp_store_strip (wtp_log_path);
   wtp_faults_close ();
+  wtp_phase_done ("unload", &unload);
   free (wtp_disk.path);
   free (wtp_channel.path);
   free (wtp_log_path);

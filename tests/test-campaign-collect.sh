@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 require_tools /usr/bin/python3 chromium timeout
 require_built "$WTRACK"
-plan 12
+plan 13
 
 D=$T/campaign
 AGREE=$TOP/tests/tools/campaign-agree.py
@@ -73,4 +73,12 @@ check "collect: exit 1 when cells are damaged and none failed" test "$rc" = 1
 rm -r "$D/cells/bookworm.ext4.linus2006.s2" "$D/cells/bookworm.ext4.linus2006.s3"
 "$WTRACK" campaign collect -q "$D"; rc=$?
 check "collect: exit 0 when every cell that ran is clean" test "$rc" = 0
+
+# A plan whose cell id would name a folder outside cells/ is refused.
+cp "$D/plan.tsv" "$T/plan.good"
+sed -i '2s|^[^\t]*|../../escape|' "$D/plan.tsv"
+"$WTRACK" campaign collect -q "$D" >"$T/bad-id.txt" 2>&1; rc=$?
+check "collect: a plan with cell id ../../escape is refused (exit $rc), naming the line" \
+  test "$rc" = 2 -a -n "$(grep -F 'plan.tsv: line 2: cell id "../../escape" is not a folder name' "$T/bad-id.txt")"
+cp "$T/plan.good" "$D/plan.tsv"
 done_testing

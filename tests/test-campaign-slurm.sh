@@ -9,7 +9,7 @@ set -euo pipefail
 require_tools qemu-system-x86_64 nbdkit mkfs.ext4 jq python3 setsid \
   munged slurmctld slurmd sbatch squeue sinfo scancel
 require_built "$WTRACK" "$PLUGIN" "$GUEST"
-plan 10
+plan 12
 
 C=$TOP/scripts/wtrack-campaign
 S=$T/slurm
@@ -149,6 +149,35 @@ lossy_alone () {
 check "the lossy cells, and only they, are damaged" lossy_alone
 check "summary.txt, summary.json and results.xml agree (slurm)" \
   python3 "$TOP/tests/tools/campaign-agree.py" "$T/slurm-out"
+
+# run --no-wait returns at once; while its job has tasks in squeue the
+# folder is in use (the cells run on Slurm's nodes and hold no lock here).
+cat >"$T/nowait.ini" <<'EOF'
+[campaign]
+kernels = debian:bookworm
+fs = ext4
+workloads = linus2006
+seeds = 1-2
+size = 4M
+accel = tcg
+no-cold = true
+EOF
+rc=0
+"$C" run "$T/nowait.ini" --out "$T/nowait" --engine slurm --no-wait --partition wtrack \
+  >"$T/nowait.out" 2>"$T/nowait.err" || rc=$?
+job=$(tr -cd '0-9' <"$T/nowait.out")
+rc2=0
+"$C" collect "$T/nowait" >/dev/null 2>"$T/busy.err" || rc2=$?
+sed 's/^/#   /' "$T/busy.err" >&2
+check "--no-wait: exit 0, the job id printed ($job); collect while it runs refuses (exit $rc2), naming it" \
+  test "$rc" = 0 -a -n "$job" -a "$rc2" = 2 -a -n "$(grep -F "Slurm job $job still running" "$T/busy.err")"
+for _ in $(seq 300); do
+  [ -z "$(squeue -h -j "$job" -o %i 2>/dev/null)" ] && break
+  sleep 1
+done
+rc=0
+"$C" collect "$T/nowait" >/dev/null 2>"$T/after.err" || rc=$?
+check "--no-wait: once the job is over, collect runs (exit $rc: both cells clean)" test "$rc" = 0
 
 slurm_stop
 alive=""

@@ -9,7 +9,7 @@ GEN=$TOP/tests/unit/gen-wtlog
 CLASSES=$TOP/tests/unit/test-check-classes
 require_built "$WTRACK" "$GEN" "$CLASSES"
 COMMANDS="check dump verify replay export import crash"
-plan 52
+plan 53
 
 for c in $COMMANDS; do
   check "$c --help: the first line is the usage of wtrack $c" \
@@ -132,6 +132,11 @@ printf '%s\n' verdict=damaged bad_sectors=12 page_size=65536 '[classes]' overwri
 check "campaign cell-facts: the verdict, counts, sizes known, classes that occurred, timings" \
   diff -u "$T/facts.want" <("$WTRACK" campaign cell-facts "$T/facts.json")
 echo '[1, 2]' >"$T/facts-array.json"
+# "positive" is the number's value, not its text: 0.5 is kept, -1 and 0.0 not
+sed 's/"unmapped": 0, "lied": 0,/"unmapped": 0.0, "lied": 0.5, "torn": -1,/' "$T/facts.json" >"$T/facts-frac.json"
+sed 's/^overwritten=4$/lied=0.5\noverwritten=4/' "$T/facts.want" >"$T/facts-frac.want"
+check "campaign cell-facts: a class of 0.5 is printed, -1 and 0.0 are not" \
+  diff -u "$T/facts-frac.want" <("$WTRACK" campaign cell-facts "$T/facts-frac.json")
 check "campaign cell-facts: a report that is not an object: exit 2, named" \
   eval '"$WTRACK" campaign cell-facts "$T/facts-array.json" >/dev/null 2>"$T/facts.err"; [ $? = 2 ] && grep -q "facts-array.json: not a JSON object" "$T/facts.err"'
 

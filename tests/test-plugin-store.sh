@@ -12,7 +12,7 @@
 . "$(dirname "$0")/lib.sh"
 require_tools nbdkit qemu-io qemu-img nbdsh fio jq cmp
 require_built "$PLUGIN" "$WTRACK"
-plan 41
+plan 43
 
 wsock=$T/wt.sock fsock=$T/file.sock
 
@@ -24,7 +24,9 @@ rm -f "$T"/*.img "$T"/*.wtlog "$T"/*.sock "$T/both.out"
 head -c 16M /dev/urandom >"$T/base.img"
 cp "$T/base.img" "$T/disk.img"
 cp "$T/base.img" "$T/plain.img"
-start_nbdkit wt "$wsock" "$PLUGIN" "$T/disk.img" log="$T/writes.wtlog" data="$data"
+# -v: nbdkit's debug output carries the exit's phases, checked below.
+rm -f "$T/wt.log"
+start_nbdkit wt "$wsock" -v "$PLUGIN" "$T/disk.img" log="$T/writes.wtlog" data="$data"
 start_nbdkit file "$fsock" file "$T/plain.img"
 # With data=off, a stage=off server beside them gets the same requests: its
 # log is what the stripped log must become.
@@ -156,6 +158,13 @@ stop_nbdkit file
 if [ "$data" = off ]; then stop_nbdkit off; fi
 check "at unload the log is applied: disk.img equals the plain image" \
   cmp "$T/disk.img" "$T/plain.img"
+# The exit's phases, each timed in nbdkit -v's output (scripts/bench's e2e
+# section reports them): the strip and its directory sync only with data=off.
+phases="apply|image sync|exports close|log close|unload"
+[ "$data" = on ] || phases="$phases|strip|dir sync"
+check "nbdkit -v: every phase of the exit timed (exit: PHASE took S s)" \
+  eval 'test "$(grep -Ec "debug: exit: ($phases) took [0-9]+\.[0-9]{3} s\$" "$T/wt.log")" \
+          = "$(tr "|" "\n" <<<"$phases" | wc -l)"'
 check "the log ends with the final CLOSE (closed)" \
   test "$("$WTRACK" dump --json "$T/writes.wtlog" | jq -r 'select(.end) | .end')" = closed
 check "wtrack verify is clean" "$WTRACK" verify "$T/writes.wtlog" "$T/disk.img"

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 require_tools nbdkit qemu-io cmp truncate
 require_built "$PLUGIN" "$WTRACK" "$TOP/tests/unit/gen-wtlog"
-plan 18
+plan 20
 GEN=$TOP/tests/unit/gen-wtlog
 
 # A synthetic log, and the disk it leads to from zeroes, computed by the
@@ -27,6 +27,16 @@ out=$("$WTRACK" replay "$T/nodata.wtlog" --base "$T/zero.img" --out "$T/x.img" 2
 check "a log without data is refused (exit 2)" test $? -eq 2
 check "... saying why" \
   grep -q 'has no write payloads (recorded without data=on): replay needs them' <<<"$out"
+# export and crash refuse it the same way (one check, checker/lib/target.c)
+out=$("$WTRACK" export --format dm-log-writes "$T/nodata.wtlog" "$T/x.dmlog" 2>&1)
+check "export refuses it too, saying why" \
+  grep -q 'nodata.wtlog has no write payloads (recorded without data=on): dm-log-writes needs them' <<<"$out"
+mkdir -p "$T/nodata-run"
+cp "$T/nodata.wtlog" "$T/nodata-run/writes.wtlog"
+cp "$T/zero.img" "$T/nodata-run/base.img"
+out=$("$WTRACK" crash "$T/nodata-run" --check true 2>&1); rc=$?
+check "crash refuses it too (exit $rc), saying why" \
+  test "$rc" = 2 -a -n "$(grep 'has no write payloads (recorded without data=on): each crash state needs them' <<<"$out")"
 
 "$GEN" "$T/hole.wtlog" --disk-size 32M --bytes 1M --write-size 64K --no-data-at 5
 out=$("$WTRACK" replay "$T/hole.wtlog" --base "$T/zero.img" --out "$T/x.img" 2>&1)

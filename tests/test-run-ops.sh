@@ -13,7 +13,7 @@
 #    naming the op and as damage.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-run.sh"
-plan 34
+plan 35
 
 ops=(--workload ops --ops 300 --files 2 --size 256K)
 
@@ -79,6 +79,13 @@ check "replayed: it ran exactly clean1's ops" cmp "$T/clean1/ops.txt" "$T/replay
 wtrack_run noopsfile --workload ops --files 2 --size 256K --ops-file "$T/no-such-ops.txt"
 check "an --ops-file that is not there: exit 4 before anything starts" \
   [ "$run_status" = 4 -a ! -e "$T/noopsfile" ]
+printf 'f1 pwrite 0x0 0x1000\nf2 pwrite 0x0 zz\n' >"$T/bad-line.ops"
+wtrack_run badline --workload ops --files 2 --size 256K --ops-file "$T/bad-line.ops"
+refused_before_boot () {
+  [ "$run_status" = 4 ] && [ ! -e "$T/badline" ] &&
+    grep -q 'bad-line.ops: line 2, column 15: not a number' "$T/badline.err"
+}
+check "an --ops-file with a bad line: exit 4 before any boot, naming line and column" refused_before_boot
 missing=""
 for kind in pwrite pwritev write dwrite mwrite msync munmap truncate falloc fpunch fzero \
   fcollapse finsert copy_range reflink dedupe fsync fdatasync sync_range syncfs fadvise \

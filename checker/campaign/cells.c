@@ -175,6 +175,19 @@ wtc_plan_write (GPtrArray *cells, const char *path, GError **error)
   return g_file_set_contents (path, s->str, s->len, error);
 }
 
+/* A cell id names its folder under cells/: one path component, nothing
+ * that would reach outside the campaign folder or break a line of a report. */
+static bool
+wtc_id_is_folder_name (const char *id)
+{
+  if (!*id || strcmp (id, ".") == 0 || strcmp (id, "..") == 0)
+    return false;
+  for (const char *p = id; *p; p++)
+    if (*p == '/' || g_ascii_iscntrl (*p))
+      return false;
+  return true;
+}
+
 GPtrArray *
 wtc_plan_read (const char *path, GError **error)
 {
@@ -194,6 +207,12 @@ wtc_plan_read (const char *path, GError **error)
     if (n < 6 || !*f[0] || !wtc_parse_u64 (f[5], &seed)) {
       g_set_error (error, WTC_ERROR, 0, "%s: line %u: not a cell (id, kernel, fs, variant, "
                    "workload, seed, arguments, separated by tabs)", path, lineno);
+      return NULL;
+    }
+    if (!wtc_id_is_folder_name (f[0])) {
+      g_autofree char *shown = g_strescape (f[0], NULL);
+      g_set_error (error, WTC_ERROR, 0, "%s: line %u: cell id \"%s\" is not a folder name "
+                   "(empty, . or .., or with / or a control character)", path, lineno, shown);
       return NULL;
     }
     struct wtc_cell *cell = g_new0 (struct wtc_cell, 1);

@@ -28,6 +28,17 @@ wtc_facts_number (JsonObject *obj, const char *key)
   return NULL;
 }
 
+/* Whether the member KEY of OBJ is a number above zero (0.5 is: its text
+ * starts with '0'). */
+static bool
+wtc_facts_positive (JsonObject *obj, const char *key)
+{
+  JsonNode *n = json_object_get_member (obj, key);
+  GType t = n && JSON_NODE_TYPE (n) == JSON_NODE_VALUE ? json_node_get_value_type (n) : G_TYPE_NONE;
+  return t == G_TYPE_INT64 ? json_node_get_int (n) > 0
+    : t == G_TYPE_DOUBLE ? json_node_get_double (n) > 0 : false;
+}
+
 static JsonObject *
 wtc_facts_object (JsonObject *obj, const char *key)
 {
@@ -45,7 +56,7 @@ wtc_facts_numbers (FILE *out, JsonObject *obj, bool positive_only)
   g_autoptr (GList) keys = json_object_get_members (obj);
   for (GList *k = keys; k; k = k->next) {
     g_autofree char *v = wtc_facts_number (obj, k->data);
-    if (!v || (positive_only && (v[0] == '0' || v[0] == '-')))
+    if (!v || (positive_only && !wtc_facts_positive (obj, k->data)))
       continue;
     /* a key is a report.json name: no '=' or line breaks to escape */
     if (!strpbrk (k->data, "=\n\r["))

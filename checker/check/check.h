@@ -92,7 +92,7 @@ struct wtc_check {
   bool log_read;
   char *log_error;                  /* the log could not be opened */
   uint64_t image_size;
-  GArray *chunks;                   /* btrfs's chunk map (check/chunks.h), or NULL */
+  GArray *chunks;                   /* btrfs's chunk map (lib/btrfs-chunks.h), or NULL */
   /* Results. */
   GArray *bad;                      /* struct wtc_bad, by file, file sector */
   struct wtc_file_stat *files;      /* one per manifest file */

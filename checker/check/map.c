@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "check/check.h"
-#include "check/chunks.h"
+#include "lib/btrfs-chunks.h"
 #include "sector-hash.h"
 
 /* An extent and its place in the manifest, so that extents starting at the
@@ -264,3 +264,16 @@ wtc_find_bad (struct wtc_check *c, GError **error)
   return true;
 }
 
+/* Manifests from a btrfs run: FIEMAP's addresses through the chunk map,
+ * once, so everything after sees disk offsets. */
+void
+wtc_check_translate (struct wtc_check *c, GPtrArray *manifests, const char *path)
+{
+  if (!c->chunks)
+    return;
+  g_autofree char *example = NULL;
+  uint64_t lost = wtc_chunks_translate (c->chunks, manifests, &example);
+  if (lost)
+    wtc_warn (c, "%s: %" PRIu64 " extents lie outside every chunk of the btrfs chunk map,"
+              " not checked; the first: %s", path, lost, example);
+}

@@ -56,15 +56,18 @@ wtc_cold_text_run (const struct wtc_cold *k, const struct wtc_cold_run *r, FILE 
     wtc_cold_text_sector (b->cold_disk, r->count, out);
     fputs (" instead of ", out);
     wtc_cold_text_sector (b->warm_disk, r->count, out);
-    fputs (b->warm_holds ? " (which still hold the data)" : "", out);
+    if (b->warm_holds)
+      fputs (r->count == 1 ? " (which still holds the data)" : " (which still hold the data)", out);
     break;
   case WTC_COLD_STALE:
     wtc_cold_text_sector (b->cold_disk, r->count, out);
-    fputs (" hold their pre-run content (stale: the write never replaced it)", out);
+    fputs (r->count == 1 ? " holds its pre-run content (stale: the write never replaced it)"
+           : " hold their pre-run content (stale: the write never replaced it)", out);
     break;
   default:
     wtc_cold_text_sector (b->cold_disk, r->count, out);
-    fputs (" read other content than the file must hold", out);
+    fputs (r->count == 1 ? " reads other content than the file must hold"
+           : " read other content than the file must hold", out);
     break;
   }
   wtc_cold_text_last (b, out);

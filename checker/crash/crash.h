@@ -30,6 +30,7 @@ struct wtc_crash_opts {
   char *base;
   char *json;
   char *channel;
+  char *chunks;
   gint jobs;
   gint reorder;
   gint64 seed;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "channel.h"
+#include "lib/btrfs-chunks.h"
 #include "lib/channel-read.h"
 #include "lib/util.h"
 #include "manifest.h"
@@ -246,9 +247,24 @@ wtc_oracle_build (struct wtc_oracle *o, const struct wtc_channel *ch,
   g_array_sort (o->ckpts, wtc_ckpt_cmp);
 }
 
+/* A btrfs run's extents hold btrfs addresses; compared as disk offsets,
+ * every checkpoint past mkfs's first data chunk would read other sectors. */
+static void
+wtc_oracle_translate (struct wtc_oracle *o, const GArray *chunks, const char *channel)
+{
+  if (!chunks)
+    return;
+  g_autofree char *example = NULL;
+  uint64_t lost = wtc_chunks_translate (chunks, o->manifests, &example);
+  if (lost)
+    g_ptr_array_add (o->warnings, g_strdup_printf (
+      "%s: %" PRIu64 " extents lie outside every chunk of the btrfs chunk map,"
+      " not compared; the first: %s", channel, lost, example));
+}
+
 struct wtc_oracle *
-wtc_oracle_new (const char *log, const char *channel, uint64_t disk_size,
-                GError **error)
+wtc_oracle_new (const char *log, const char *channel, const GArray *chunks,
+                uint64_t disk_size, GError **error)
 {
   g_autoptr (wtc_channel) ch = wtc_channel_read_placed (log, channel, NULL, error);
   if (!ch)
@@ -265,6 +281,7 @@ wtc_oracle_new (const char *log, const char *channel, uint64_t disk_size,
   if (!wtc_manifests_parse (ch, &o->manifests, &parse_error))
     g_ptr_array_add (o->warnings, g_strdup_printf ("%s: %s (later manifests are ignored)",
                                                    channel, parse_error->message));
+  wtc_oracle_translate (o, chunks, channel);
   wtc_oracle_build (o, ch, disk_size);
   return o;
 }

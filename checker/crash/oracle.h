@@ -36,10 +36,12 @@ struct wtc_data_verdict {
  * A run without checkpoints gives an oracle that checks nothing. Problems
  * that leave some checkpoints unusable (a broken manifest stream, a MARK
  * without its CHANNEL record) become warnings, printed by the caller.
- * disk_size bounds the extents. NULL with error when channel or log cannot
+ * chunks (lib/btrfs-chunks.h, or NULL) turns a btrfs run's FIEMAP addresses
+ * into disk offsets; disk_size bounds the extents. NULL with error when channel or log cannot
  * be read at all. */
 struct wtc_oracle *wtc_oracle_new (const char *log, const char *channel,
-                                   uint64_t disk_size, GError **error);
+                                   const GArray *chunks, uint64_t disk_size,
+                                   GError **error);
 void wtc_oracle_free (struct wtc_oracle *o);
 typedef struct wtc_oracle wtc_oracle;
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (wtc_oracle, wtc_oracle_free)

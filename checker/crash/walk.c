@@ -7,6 +7,7 @@
 
 #include "crash/crash.h"
 #include "fileio.h"
+#include "lib/btrfs-chunks.h"
 #include "lib/util.h"
 
 /* The rows come out in state order, whatever order the checks end in. */
@@ -221,7 +222,15 @@ wtc_crash_setup_oracle (struct wtc_crash *c, const char *run_dir, const char *lo
     : g_build_filename (run_dir, "channel.bin", NULL);
   if (!c->o->channel && !g_file_test (c->channel, G_FILE_TEST_EXISTS))
     return true;
-  c->oracle = wtc_oracle_new (log, c->channel, h->disk_size, error);
+  g_autofree char *chunks_path = c->o->chunks ? g_strdup (c->o->chunks)
+    : g_build_filename (run_dir, "btrfs-chunks.txt", NULL);
+  g_autoptr (GArray) chunks = NULL;
+  if (c->o->chunks || g_file_test (chunks_path, G_FILE_TEST_EXISTS)) {
+    chunks = wtc_chunks_read (chunks_path, error);
+    if (!chunks)
+      return false;
+  }
+  c->oracle = wtc_oracle_new (log, c->channel, chunks, h->disk_size, error);
   return c->oracle != NULL;
 }
 

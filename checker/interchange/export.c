@@ -225,9 +225,8 @@ wtc_export_dmlog (const struct wtc_export_request *o)
     wtc_cli_error ("%s", err);
     return WT_EXIT_ERROR;
   }
-  if (!(h.flags & WTLOG_H_DATA)) {
-    wtc_cli_error ("%s has no write payloads (recorded without "
-                "data=on): dm-log-writes needs them", log);
+  if (!wtc_log_needs_payloads (log, &h, "dm-log-writes", &error)) {
+    wtc_cli_error ("%s", error->message);
     wtlog_reader_close (r);
     return WT_EXIT_ERROR;
   }

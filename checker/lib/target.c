@@ -40,6 +40,17 @@ wtc_blockdev_size (int fd, const char *path, uint64_t *size, GError **error)
 }
 
 bool
+wtc_log_needs_payloads (const char *log, const struct wtlog_header *h,
+                        const char *who, GError **error)
+{
+  if (h->flags & WTLOG_H_DATA)
+    return true;
+  g_set_error (error, WTC_ERROR, 0, "%s has no write payloads (recorded without "
+               "data=on): %s needs them", log, who);
+  return false;
+}
+
+bool
 wtc_same_file (const char *a, const char *b)
 {
   struct stat sa, sb;

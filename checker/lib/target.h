@@ -15,6 +15,12 @@
 /* The image is common/image-apply.h's struct wt_image: its apply code is
  * the plugin's too. */
 
+/* Whether the log whose header is h carries its writes' bytes, which every
+ * command that rebuilds a disk from it needs; false with an error naming
+ * the log and what (who) needed them when it does not. */
+bool wtc_log_needs_payloads (const char *log, const struct wtlog_header *h,
+                             const char *who, GError **error);
+
 /* Whether a and b name the same file or device (the output must never be
  * the base: creating it would truncate the base). */
 bool wtc_same_file (const char *a, const char *b);

@@ -1,11 +1,11 @@
-/* btrfs logical addresses to disk offsets (check/chunks.h). */
+/* btrfs logical addresses to disk offsets (lib/btrfs-chunks.h). */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "check/check.h"
-#include "check/chunks.h"
+#include "lib/btrfs-chunks.h"
 #include "manifest.h"
 
 static gint
@@ -135,16 +135,4 @@ wtc_chunks_translate (const GArray *chunks, GPtrArray *manifests, char **example
       lost += wtc_file_translate (chunks, &mf->files[fi], example);
   }
   return lost;
-}
-
-void
-wtc_check_translate (struct wtc_check *c, GPtrArray *manifests, const char *path)
-{
-  if (!c->chunks)
-    return;
-  g_autofree char *example = NULL;
-  uint64_t lost = wtc_chunks_translate (c->chunks, manifests, &example);
-  if (lost)
-    wtc_warn (c, "%s: %" PRIu64 " extents lie outside every chunk of the btrfs chunk map,"
-              " not checked; the first: %s", path, lost, example);
 }
