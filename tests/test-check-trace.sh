@@ -9,7 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 GEN=$TOP/tests/unit/test-check-classes
 require_built "$WTRACK" "$GEN"
-plan 29
+plan 30
 
 "$GEN" --make "$T/run" damaged
 R=$T/run
@@ -65,7 +65,7 @@ check "the line that is not an event: counted and named" \
   grep -q '^!! 1 lines of the trace are not events, skipped (the first: line 28)$' "$T/all.txt"
 check "the event the kernel lacks: named" grep -q '^!! events this kernel lacks: writeback:writeback_dirty_page$' "$T/all.txt"
 check "device lost: a bio for the sector, no write of it in the log" \
-  eval 'page "1 of /data/f1" | grep -q "bio for disk sector 2056 issued at t=1.017900 (block_bio_queue, line 25), no write of it ever reached the disk: the device lost it$"'
+  eval 'page "1 of /data/f1" | grep -q "bio for disk sector 2056 issued at t=1.017900 (block_bio_queue, line 25), completed by the device at t=1.017950 without error, but no write of it ever reached the disk: the device lost it$"'
 check "bio missed: written back, the bio covered other sectors" \
   eval 'page "2 of /data/f1" | grep -q "marked dirty at t=1.017800 after op 5 (pwrite), written back at t=1.017850 (ext4_writepages), but the bio covered disk sectors 2056-2063 (line 25), not 2064$"'
 check "dirty dropped: dirty after the op, never written back" \
@@ -104,7 +104,7 @@ check "no trace.txt: report.json has no trace member" eval '! grep -q "\"trace" 
 { header; events | sed 's/W 2056 + 8/W 2060 + 4/'; } >"$T/oldwrite.txt"
 "$WTRACK" check "$R" --trace "$T/oldwrite.txt" >"$T/oldwrite.out" 2>&1
 check "device lost: the log's last write of the sector came before the bio" \
-  grep -q '  page 1 of /data/f1: bio for disk sector 2060 issued at t=1.017900 (block_bio_queue, line 25), no write of it reached the disk after that (the log.s last, seq 5, was at t=1.004000): the device lost it$' "$T/oldwrite.out"
+  grep -q '  page 1 of /data/f1: bio for disk sector 2060 issued at t=1.017900 (block_bio_queue, line 25), completed by the device at t=1.017950 without error, but no write of it reached the disk after that (the log.s last, seq 5, was at t=1.004000): the device lost it$' "$T/oldwrite.out"
 
 # Lost events: rules that rest on an absence cannot say; a bio seen still says.
 { header; echo "# lost 0=0 1=5"; events; } >"$T/lost.txt"
@@ -129,6 +129,12 @@ check "clocks not tied: the bio against a logged write cannot say" \
   grep -q '  page 0 of /data/f3: the trace cannot say: a bio for disk sector 7105 was issued at trace time 100.013500, but no MARK ties' "$T/nomarks.out"
 check "clocks not tied: the op's time unknown, the whole trace read" \
   grep -q 'page 3 of /data/f1: marked dirty at trace time 100.015800 (last written by op 7 (pwrite)), never written back .*(the op.s time is unknown' "$T/nomarks.out"
+
+# A kernel without tracefs (wtrack-run writes "# clock none"): nothing traced.
+printf '# wtrack-trace 1\n# kernel k\n# disk 254,0\n# clock none\n# enabled\n# missing block:block_bio_queue\n# lost\n' >"$T/none.txt"
+"$WTRACK" check "$R" --trace "$T/none.txt" >"$T/none.out" 2>&1
+check "no tracefs: every page cannot say, and why" \
+  grep -q '  page 3 of /data/f1: the trace cannot say: the guest kernel has no tracefs: nothing was traced$' "$T/none.out"
 
 # A header line that is not the contract's: exit 2, the file and line named.
 { header; echo "# disk 254"; events; } >"$T/badhdr.txt"

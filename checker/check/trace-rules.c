@@ -136,6 +136,25 @@ wtc_tr_say (struct wtc_story *s, unsigned rule, guint evidence, const char *fmt,
   va_end (ap);
 }
 
+/* What the device answered for sector z after the bio (block_rq_complete),
+ * as a clause of the finding: ", completed ... but" or ",". */
+static char *
+wtc_tr_completion (const struct wtc_trace_join *j, const struct wtc_story *s, guint from,
+                   uint64_t z)
+{
+  char when[48];
+  for (guint k = from + 1; k < s->events->len; k++) {
+    const struct wtc_tr_event *e = wtc_tr_ev (j, s, k);
+    if (e->kind != WTC_TR_RQ_DONE || !e->write || z < e->first || z > e->last)
+      continue;
+    wtc_tr_fmt_time (j, e->ts_ns, when, sizeof when);
+    return e->error ? g_strdup_printf (", failed by the device at %s (error %" PRId32 "), and",
+                                       when, e->error)
+      : g_strdup_printf (", completed by the device at %s without error, but", when);
+  }
+  return g_strdup (",");
+}
+
 /* A bio covered a bad sector after the op: did a write of it reach the log? */
 static void
 wtc_tr_rule_bio (const struct wtc_trace_join *j, const struct wtc_check *c,
@@ -146,10 +165,12 @@ wtc_tr_rule_bio (const struct wtc_trace_join *j, const struct wtc_check *c,
   const struct wtc_bad *b = wtc_tr_bad_in (c, pg, f->bio);
   uint64_t bio_log;
   wtc_tr_fmt_time (j, f->bio->ts_ns, when, sizeof when);
+  g_autofree char *done = wtc_tr_completion (j, s, f->bio_at, b->disk_sector);
   if (!b->last_seq)
     wtc_tr_say (s, WTC_RULE_DEVICE_LOST, f->bio_at, "bio for disk sector %" PRIu64
-                " issued at %s (block_bio_queue, line %" PRIu32 "), no write of it ever"
-                " reached the disk: the device lost it", b->disk_sector, when, f->bio->line);
+                " issued at %s (block_bio_queue, line %" PRIu32 ")%s no write of it ever"
+                " reached the disk: the device lost it", b->disk_sector, when, f->bio->line,
+                done);
   else if (!wtc_trace_to_log (j, f->bio->ts_ns, &bio_log))
     wtc_tr_say (s, WTC_RULE_CANNOT_SAY, f->bio_at, "the trace cannot say: a bio for disk"
                 " sector %" PRIu64 " was issued at %s, but no MARK ties the trace's clock"
@@ -157,9 +178,9 @@ wtc_tr_rule_bio (const struct wtc_trace_join *j, const struct wtc_check *c,
                 b->disk_sector, when, b->last_seq);
   else if (b->last_t + WTC_TR_SLACK_NS < bio_log)
     wtc_tr_say (s, WTC_RULE_DEVICE_LOST, f->bio_at, "bio for disk sector %" PRIu64
-                " issued at %s (block_bio_queue, line %" PRIu32 "), no write of it reached"
+                " issued at %s (block_bio_queue, line %" PRIu32 ")%s no write of it reached"
                 " the disk after that (the log's last, seq %" PRIu64 ", was at t=%s):"
-                " the device lost it", b->disk_sector, when, f->bio->line, b->last_seq,
+                " the device lost it", b->disk_sector, when, f->bio->line, done, b->last_seq,
                 wtc_fmt_secs (b->last_t, t, sizeof t));
   else
     wtc_tr_say (s, WTC_RULE_BIO_REACHED, f->bio_at, "bio for disk sector %" PRIu64
@@ -238,6 +259,8 @@ static char *
 wtc_tr_absence_doubt (const struct wtc_trace_join *j, const struct wtc_tr_page *pg)
 {
   const struct wtc_trace *t = j->trace;
+  if (t->clock && strcmp (t->clock, "none") == 0)
+    return g_strdup ("the guest kernel has no tracefs: nothing was traced");
   if (t->lost_total)
     return g_strdup_printf ("the trace lost %" PRIu64 " events, so an event it lacks may"
                             " have happened", t->lost_total);
