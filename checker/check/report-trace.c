@@ -55,18 +55,27 @@ wtc_text_story (const struct wtc_check *c, const struct wtc_trace_join *j,
   g_autofree char *path = wtc_text_safe (c->mf->files[s->file].path);
   g_autofree char *finding = wtc_text_safe (s->finding);
   fprintf (out, "  page %" PRIu64 " of %s: %s\n", s->page, path, finding);
-  guint shown = MIN (s->events->len, WTC_TEXT_STORY_EVENTS);
-  for (guint k = 0; k < shown; k++) {
+  /* From the event before the last op's time: what led to the finding. */
+  guint from = 0;
+  while (s->op_ns && from < s->events->len && wtc_story_event (j, s, from)->ts_ns < s->op_ns)
+    from++;
+  from = from ? from - 1 : 0;
+  if (s->evidence < from)
+    from = s->evidence;
+  if (from)
+    fprintf (out, "    ... %u earlier events\n", from);
+  guint shown = MIN (s->events->len - from, WTC_TEXT_STORY_EVENTS);
+  for (guint k = from; k < from + shown; k++) {
     const struct wtc_tr_event *e = wtc_story_event (j, s, k);
     char when[48];
     g_autofree char *fields = wtc_text_safe (e->fields);
     fprintf (out, "    %s%s %s: %s\n", k == s->evidence ? "> " : "",
              wtc_tr_fmt_time (j, e->ts_ns, when, sizeof when), e->name, fields);
   }
-  guint more = s->events->len - shown + s->events_more;
+  guint more = s->events->len - from - shown + s->events_more;
   if (more)
     fprintf (out, "    ... %u more events (the JSON report has %u)\n", more,
-             s->events->len - shown);
+             s->events->len - from - shown);
 }
 
 void

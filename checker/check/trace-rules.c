@@ -329,6 +329,7 @@ wtc_tr_judge (const struct wtc_trace_join *j, const struct wtc_check *c,
 {
   struct wtc_tr_facts f = { 0 };
   wtc_tr_op_time (j, c, s, &f);
+  s->op_ns = f.t0_known ? f.t0 : 0;
   wtc_tr_gather (j, s, &f);
   if (f.bio) {
     wtc_tr_rule_bio (j, c, pg, &f, s);

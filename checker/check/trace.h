@@ -124,6 +124,7 @@ struct wtc_story {
   guint first_bad;                  /* its first bad sector, in c->bad */
   uint64_t ino;                     /* 0: unknown */
   uint32_t op;                      /* the last op that wrote it, 0: none */
+  uint64_t op_ns;                   /* its trace time, 0: unknown */
   uint8_t rule;
   guint evidence;                   /* the event the finding rests on (in events), or G_MAXUINT */
   char *finding;                    /* one line */
