@@ -41,7 +41,7 @@ wtc_tr_fmt_time (const struct wtc_trace_join *j, uint64_t trace_ns, char *buf, s
 struct wtc_tr_facts {
   uint64_t t0;                      /* the last op's trace time, 0: unknown */
   bool t0_known;
-  const struct wtc_tr_event *bio;   /* the first write bio of a bad sector after t0 */
+  const struct wtc_tr_event *bio;   /* the last write bio of a bad sector after t0 */
   guint bio_at;
   const struct wtc_tr_event *dirty; /* the dirtying the page had at or after t0 */
   guint dirty_at;
@@ -89,8 +89,8 @@ wtc_tr_gather (const struct wtc_trace_join *j, const struct wtc_story *s,
     bool after = e->ts_ns >= f->t0;
     if (e->kind == WTC_TR_BIO && e->write && !after)
       dirty_before = NULL;      /* written out before the op: clean again */
-    else if (e->kind == WTC_TR_BIO && e->write && !f->bio)
-      f->bio = e, f->bio_at = k;
+    else if (e->kind == WTC_TR_BIO && e->write)
+      f->bio = e, f->bio_at = k;  /* the last: the write whose data should be there */
     else if (e->kind == WTC_TR_DIRTY && !after)
       dirty_before = e, dirty_before_at = k;
     else if (e->kind == WTC_TR_DIRTY && !f->dirty)
@@ -330,9 +330,24 @@ wtc_tr_judge (const struct wtc_trace_join *j, const struct wtc_check *c,
   struct wtc_tr_facts f = { 0 };
   wtc_tr_op_time (j, c, s, &f);
   s->op_ns = f.t0_known ? f.t0 : 0;
+  /* An op that moves data (insert, collapse) or shares it (clone, dedupe)
+   * wrote none of it: the data's bios came before it, its dirtying
+   * happened at another page. */
+  const struct wtmf_op *op = s->op && s->op <= c->mf->nops ? &c->mf->ops[s->op - 1] : NULL;
+  bool moved = op && (op->kind == WTMF_OP_INSERT || op->kind == WTMF_OP_COLLAPSE
+                      || op->kind == WTMF_OP_CLONE || op->kind == WTMF_OP_DEDUPE);
+  if (moved)
+    f.t0 = 0, f.t0_known = true;
   wtc_tr_gather (j, s, &f);
   if (f.bio) {
     wtc_tr_rule_bio (j, c, pg, &f, s);
+    return;
+  }
+  if (moved) {
+    wtc_tr_say (s, WTC_RULE_CANNOT_SAY, G_MAXUINT, "the trace cannot say: op %" PRIu32
+                " (%s) moved or shared this page's data, written at another page whose"
+                " events this story does not follow, and no bio covered its sectors",
+                s->op, wtmf_op_kind_name (op->kind));
     return;
   }
   g_autofree char *doubt = wtc_tr_absence_doubt (j, pg);
