@@ -43,6 +43,7 @@ events () {
     wtrack-guest-80      [000] .....   100.015800: writeback_dirty_folio: bdi 254:0: ino=12 index=4
     wtrack-guest-80      [000] .....   100.015800: writeback_dirty_folio: bdi 254:0: ino=13 index=0
     wtrack-guest-80      [000] .....   100.015850: mm_filemap_delete_from_page_cache: dev 254:0 ino d pfn=0x1234 ofs=0 order=0
+    wtrack-guest-80      [000] .....   100.015820: ext4_zero_range: dev 254,0 ino 12 offset 10240 len 2048 mode ZERO_RANGE
  kworker/u4:1-30      [001] .....   100.015850: ext4_writepages: dev 254,0 ino 12 nr_to_write 1024 pages_skipped 0 range_start 8192 range_end 12287 sync_mode 1 for_kupdate 0 range_cyclic 0 writeback_index 0
  kworker/u4:1-30      [001] .....   100.015850: ext4_writepages: dev 254,0 ino 12 nr_to_write 1024 pages_skipped 0 range_start 16384 range_end 20479 sync_mode 1 for_kupdate 0 range_cyclic 0 writeback_index 0
  kworker/u4:1-30      [001] .....   100.015860: block_bio_queue: 254,0 W 2048 + 8 [kworker/u4:1]
@@ -60,16 +61,16 @@ EOF
 check "with trace.txt: exit 1 (the damage is the same)" [ "$rc" = 1 ]
 page () { grep -F "  page $1: " "$T/all.txt"; }
 check "RUN_DIR/trace.txt read by default: its events and MARKs counted" \
-  grep -q "^kernel trace $R/trace.txt (kernel 6.1.0-test): 15 events, 2 of 2 MARKs found in the channel$" "$T/all.txt"
+  grep -q "^kernel trace $R/trace.txt (kernel 6.1.0-test): 16 events, 2 of 2 MARKs found in the channel$" "$T/all.txt"
 check "the line that is not an event: counted and named" \
-  grep -q '^!! 1 lines of the trace are not events, skipped (the first: line 28)$' "$T/all.txt"
+  grep -q '^!! 1 lines of the trace are not events, skipped (the first: line 29)$' "$T/all.txt"
 check "the event the kernel lacks: named" grep -q '^!! events this kernel lacks: writeback:writeback_dirty_page$' "$T/all.txt"
 check "device lost: a bio for the sector, no write of it in the log" \
-  eval 'page "1 of /data/f1" | grep -q "bio for disk sector 2056 issued at t=1.017900 (block_bio_queue, line 25), completed by the device at t=1.017950 without error, but no write of it ever reached the disk: the device lost it$"'
+  eval 'page "1 of /data/f1" | grep -q "bio for disk sector 2056 issued at t=1.017900 (block_bio_queue, line 26), completed by the device at t=1.017950 without error, but no write of it ever reached the disk: the device lost it$"'
 check "bio missed: written back, the bio covered other sectors" \
-  eval 'page "2 of /data/f1" | grep -q "marked dirty at t=1.017800 after op 5 (pwrite), written back at t=1.017850 (ext4_writepages), but the bio covered disk sectors 2056-2063 (line 25), not 2064$"'
-check "dirty dropped: dirty after the op, never written back" \
-  eval 'page "3 of /data/f1" | grep -q "marked dirty at t=1.017800 after op 7 (pwrite), never written back (no writepages or bio covered it): the kernel dropped the dirty page$"'
+  eval 'page "2 of /data/f1" | grep -q "marked dirty at t=1.017800 after op 5 (pwrite), then ext4_zero_range on or next to it at t=1.017820, written back at t=1.017850 (ext4_writepages), but the bio covered disk sectors 2056-2063 (line 26), not 2064$"'
+check "dirty dropped: dirty after the op, a range op ending in the page before, never written back" \
+  eval 'page "3 of /data/f1" | grep -q "marked dirty at t=1.017800 after op 7 (pwrite), then ext4_zero_range on or next to it at t=1.017820, never written back (no writepages or bio covered it): the kernel dropped the dirty page$"'
 check "bio missed on a page without a disk block" \
   eval 'page "4 of /data/f1" | grep -q "written back at t=1.017850 (ext4_writepages), but the page has no disk block: no bio could cover it$"'
 check "store not seen: never marked dirty after the op (dirty before it, written out by a bio)" \
@@ -88,7 +89,7 @@ check "JSON: every page's rule ($rules)" \
 check "JSON: the trace's header" python3 -c '
 import json,sys
 t = json.load(open(sys.argv[1]))["trace"]
-assert t["disk"] == "254,0" and t["events"] == 15 and t["malformed_lines"] == 1, t
+assert t["disk"] == "254,0" and t["events"] == 16 and t["malformed_lines"] == 1, t
 assert t["missing"] == ["writeback:writeback_dirty_page"] and t["clocks_tied"], t
 p = json.load(open(sys.argv[1]))["trace_pages"][0]
 assert [e["evidence"] for e in p["events"]] == [True, False] and p["events"][0]["log_ns"] == 1017900000, p' "$T/all.json"
@@ -104,7 +105,7 @@ check "no trace.txt: report.json has no trace member" eval '! grep -q "\"trace" 
 { header; events | sed 's/W 2056 + 8/W 2060 + 4/'; } >"$T/oldwrite.txt"
 "$WTRACK" check "$R" --trace "$T/oldwrite.txt" >"$T/oldwrite.out" 2>&1
 check "device lost: the log's last write of the sector came before the bio" \
-  grep -q '  page 1 of /data/f1: bio for disk sector 2060 issued at t=1.017900 (block_bio_queue, line 25), completed by the device at t=1.017950 without error, but no write of it reached the disk after that (the log.s last, seq 5, was at t=1.004000): the device lost it$' "$T/oldwrite.out"
+  grep -q '  page 1 of /data/f1: bio for disk sector 2060 issued at t=1.017900 (block_bio_queue, line 26), completed by the device at t=1.017950 without error, but no write of it reached the disk after that (the log.s last, seq 5, was at t=1.004000): the device lost it$' "$T/oldwrite.out"
 
 # Lost events: rules that rest on an absence cannot say; a bio seen still says.
 { header; echo "# lost 0=0 1=5"; events; } >"$T/lost.txt"
@@ -128,7 +129,7 @@ check "clocks not tied: said" grep -q '0 of 0 MARKs found in the channel: the tr
 check "clocks not tied: the bio against a logged write cannot say" \
   grep -q '  page 0 of /data/f3: the trace cannot say: a bio for disk sector 7105 was issued at trace time 100.013500, but no MARK ties' "$T/nomarks.out"
 check "clocks not tied: the op's time unknown, the whole trace read" \
-  grep -q 'page 3 of /data/f1: marked dirty at trace time 100.015800 (last written by op 7 (pwrite)), never written back .*(the op.s time is unknown' "$T/nomarks.out"
+  grep -q 'page 3 of /data/f1: marked dirty at trace time 100.015800 (last written by op 7 (pwrite)), then ext4_zero_range on or next to it at trace time 100.015820, never written back .*(the op.s time is unknown' "$T/nomarks.out"
 
 # A kernel without tracefs (wtrack-run writes "# clock none"): nothing traced.
 printf '# wtrack-trace 1\n# kernel k\n# disk 254,0\n# clock none\n# enabled\n# missing block:block_bio_queue\n# lost\n' >"$T/none.txt"

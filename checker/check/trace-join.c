@@ -181,6 +181,10 @@ wtc_tr_concerns (const struct wtc_check *c, const struct wtc_trace *t,
       && wtc_tr_overlaps (e->first, e->last, pg->disk_first, pg->disk_last);
   case WTC_TR_OTHER:
     return false;
+  case WTC_TR_RANGE_OP:         /* on the page, or ending in the page before it */
+    return pg->ino && e->has_ino && e->ino == pg->ino
+      && (!e->has_range || wtc_tr_overlaps (e->first, e->last,
+                                            p0 >= WTC_PAGE_BYTES ? p0 - WTC_PAGE_BYTES : 0, p1));
   default:
     return pg->ino && e->has_ino && e->ino == pg->ino
       && (!e->has_range || wtc_tr_overlaps (e->first, e->last, p0, p1));

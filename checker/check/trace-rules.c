@@ -49,6 +49,7 @@ struct wtc_tr_facts {
   guint wb_at;
   const struct wtc_tr_event *del;   /* deleted from the page cache while dirty */
   guint del_at;
+  const struct wtc_tr_event *range; /* a range op on or next to it while dirty */
 };
 
 static const struct wtc_tr_event *
@@ -104,6 +105,8 @@ wtc_tr_gather (const struct wtc_trace_join *j, const struct wtc_story *s,
       f->wb = e, f->wb_at = k;
     if (!f->wb && !f->del && e->kind == WTC_TR_PC_DEL)
       f->del = e, f->del_at = k;
+    if (!f->wb && !f->range && e->kind == WTC_TR_RANGE_OP)
+      f->range = e;
   }
 }
 
@@ -288,7 +291,7 @@ wtc_tr_rule_absence (const struct wtc_trace_join *j, const struct wtc_check *c,
                      const struct wtc_tr_page *pg, const struct wtc_tr_facts *f,
                      struct wtc_story *s)
 {
-  char when[48], dirtied[160], opname[96] = "";
+  char when[48], dirtied[320], opname[96] = "";
   const struct wtmf_op *op = s->op && s->op <= c->mf->nops ? &c->mf->ops[s->op - 1] : NULL;
   if (op)
     g_snprintf (opname, sizeof opname, " op %" PRIu32 " (%s)", s->op,
@@ -309,6 +312,11 @@ wtc_tr_rule_absence (const struct wtc_trace_join *j, const struct wtc_check *c,
   g_snprintf (dirtied, sizeof dirtied, "marked dirty at %s%s%s%s", when,
               !op ? "" : !f->t0_known ? " (last written by" : f->dirty->ts_ns < f->t0
               ? ", still dirty at" : " after", opname, op && !f->t0_known ? ")" : "");
+  if (f->range) {               /* what may have cleaned it: name it */
+    size_t n = strlen (dirtied);
+    g_snprintf (dirtied + n, sizeof dirtied - n, ", then %s on or next to it at %s",
+                f->range->name, wtc_tr_fmt_time (j, f->range->ts_ns, when, sizeof when));
+  }
   if (f->del) {
     wtc_tr_say (s, WTC_RULE_DELETED_DIRTY, f->del_at, "%s, deleted from the page cache at %s"
                 " before any writeback: the kernel dropped the dirty page", dirtied,
