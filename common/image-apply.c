@@ -112,7 +112,7 @@ int
 wt_image_apply (struct wt_image *t, const struct wtlog_record *rec, char *err,
                 size_t errlen)
 {
-  if (!wt_record_changes_disk (rec))
+  if (!wt_record_changes_disk (rec) || (rec->flags & WTLOG_F_APPLIED))
     return 0;
   if (rec->offset > t->size || rec->length > t->size - rec->offset)
     return wt_apply_fail (err, errlen, "seq %" PRIu64 ": %s %" PRIu64 "+%"

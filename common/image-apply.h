@@ -34,7 +34,8 @@ int wt_image_zero (struct wt_image *t, uint64_t offset, uint64_t len,
 bool wt_record_changes_disk (const struct wtlog_record *rec);
 /* What a log record does to the disk: WRITE writes its data, ZERO and TRIM
  * zero their range, everything else (FLUSH, CHANNEL, OPEN, CLOSE, FAILED
- * requests) leaves the disk alone.  A WRITE without data, or a range outside
+ * requests, and records flagged APPLIED: the plugin's queue wrote them onto
+ * the run's image already) leaves the disk alone.  A WRITE without data, or a range outside
  * the image, is an error naming the record's seq. */
 int wt_image_apply (struct wt_image *t, const struct wtlog_record *rec,
                     char *err, size_t errlen);

@@ -36,7 +36,8 @@ wtlog_ring_header_encode (const struct wtlog_ring_header *h,
 {
   memset (buf, 0, WTLOG_RING_HEADER_SIZE);
   memcpy (buf + WTLOG_RING_OFF_MAGIC, WTLOG_RING_MAGIC, WTLOG_RING_MAGIC_LEN);
-  wt_put32 (buf + WTLOG_RING_OFF_VERSION, WTLOG_RING_VERSION);
+  wt_put32 (buf + WTLOG_RING_OFF_VERSION,
+            h->version ? h->version : WTLOG_RING_VERSION);
   wt_put32 (buf + WTLOG_RING_OFF_HEADER_SIZE, WTLOG_RING_HEADER_SIZE);
   wt_put64 (buf + WTLOG_RING_OFF_RING_SIZE, h->ring_size);
   memcpy (buf + WTLOG_RING_OFF_RUN_ID, h->run_id, 16);
@@ -53,11 +54,12 @@ wtlog_ring_header_decode (const unsigned char buf[WTLOG_RING_HEADER_SIZE],
               WTLOG_RING_MAGIC_LEN) != 0)
     return ring_fail (err, errlen, "bad magic at byte %d", WTLOG_RING_OFF_MAGIC);
   uint32_t version = wt_get32 (buf + WTLOG_RING_OFF_VERSION);
+  h->version = version;
   uint32_t header_size = wt_get32 (buf + WTLOG_RING_OFF_HEADER_SIZE);
   h->ring_size = wt_get64 (buf + WTLOG_RING_OFF_RING_SIZE);
   memcpy (h->run_id, buf + WTLOG_RING_OFF_RUN_ID, 16);
   h->moved = wt_get64 (buf + WTLOG_RING_OFF_MOVED);
-  if (version != WTLOG_RING_VERSION)
+  if (version != WTLOG_RING_VERSION && version != WTLOG_RING_VERSION_QUEUE)
     return ring_fail (err, errlen, "unsupported version %" PRIu32 " at byte %d",
                       version, WTLOG_RING_OFF_VERSION);
   if (header_size != WTLOG_RING_HEADER_SIZE)
@@ -97,6 +99,8 @@ struct ring_recovery {
   struct wtlog_header log;
   uint64_t end;                 /* end of the log's good records (F), then
                                    of those put in from the ring */
+  uint64_t at;                  /* where the next record is read: end, or in
+                                   the queue's layout a ring position */
   uint64_t last_seq;
   bool closed;                  /* the log ends in the final CLOSE */
   uint64_t recovered;           /* records put into the log */
@@ -287,19 +291,19 @@ ring_candidate_from (struct ring_recovery *rc, struct wtlog_record *rec,
   int r;
   if (ring_reserve (rc, WTLOG_FIXED_SIZE) == -1)
     return -1;
-  r = read (rc, rc->buf, WTLOG_FIXED_SIZE, rc->end);
+  r = read (rc, rc->buf, WTLOG_FIXED_SIZE, rc->at);
   if (r != 0)
     return r == 1 ? 0 : ring_log_fail (rc, "read");
   wtlog_fixed_decode (rc->buf, rec);
   /* The fixed part's check bounds the size (a multiple of 8, at least the
    * fixed part, at most the largest record) before it is allocated. */
   if (wtlog_fixed_check (&rc->log, rc->last_seq, rc->buf, rec, why, sizeof why)
-      || (from_ring && !ring_holds (rc, rc->end, rec->size)))
+      || (from_ring && !ring_holds (rc, rc->at, rec->size)))
     return 0;
   if (ring_reserve (rc, rec->size) == -1)
     return -1;
   r = read (rc, rc->buf + WTLOG_FIXED_SIZE, rec->size - WTLOG_FIXED_SIZE,
-            rc->end + WTLOG_FIXED_SIZE);
+            rc->at + WTLOG_FIXED_SIZE);
   if (r != 0)
     return r == 1 ? 0 : ring_log_fail (rc, "read");
   return wtlog_record_crc (rc->buf, rec->size) == rec->crc;
@@ -320,6 +324,20 @@ ring_candidate (struct ring_recovery *rc, struct wtlog_record *rec)
   return ring_candidate_from (rc, rec, ring_read_file_bytes, false);
 }
 
+/* Appends the candidate record in rc->buf to the log. */
+static int
+ring_put_record (struct ring_recovery *rc, const struct wtlog_record *rec)
+{
+  if (wt_pwrite_full (rc->log_fd, rc->buf, rec->size, rc->end) == -1)
+    return ring_log_fail (rc, "write");
+  if (rc->recovered++ == 0)
+    rc->first_seq = rec->seq;
+  rc->end += rec->size;
+  rc->last_seq = rec->seq;
+  rc->closed = rec->type == WTLOG_CLOSE && rec->conn == 0;
+  return 0;
+}
+
 /* Puts the ring's records into the log, one after another from its end,
  * until the first that is not sound or the final CLOSE. */
 static int
@@ -327,16 +345,76 @@ ring_copy_records (struct ring_recovery *rc)
 {
   struct wtlog_record rec;
   while (!rc->closed) {
+    rc->at = rc->end;
     int r = ring_candidate (rc, &rec);
     if (r <= 0)
       return r;
-    if (wt_pwrite_full (rc->log_fd, rc->buf, rec.size, rc->end) == -1)
-      return ring_log_fail (rc, "write");
-    if (rc->recovered++ == 0)
-      rc->first_seq = rec.seq;
-    rc->end += rec.size;
-    rc->last_seq = rec.seq;
-    rc->closed = rec.type == WTLOG_CLOSE && rec.conn == 0;
+    if (ring_put_record (rc, &rec) == -1)
+      return -1;
+  }
+  return 0;
+}
+
+/* The queue's layout: the ring's bytes at position p from M on. */
+static int
+ring_read_ring_bytes (const struct ring_recovery *rc, unsigned char *buf,
+                      size_t len, uint64_t pos)
+{
+  const uint64_t R = rc->ring.ring_size;
+  while (len > 0) {
+    uint64_t slot = pos % R;
+    size_t n = R - slot < len ? (size_t) (R - slot) : len;
+    int r = ring_pread (rc->ring_fd, buf, n, WTLOG_RING_HEADER_SIZE + slot);
+    if (r != 0)
+      return r;
+    buf += n;
+    len -= n;
+    pos += n;
+  }
+  return 0;
+}
+
+/* The queue's layout: the record at ring position rc->at is one the log
+ * file holds already (moved into it, without its payload, just before the
+ * plugin was killed and said so): its seq is not past the log's, and it
+ * is whole in the ring (size and CRC).  Then rc->at steps over it. */
+static bool
+ring_queue_skip (struct ring_recovery *rc)
+{
+  struct wtlog_record rec;
+  if (ring_read_ring_bytes (rc, rc->buf, WTLOG_FIXED_SIZE, rc->at) != 0)
+    return false;
+  wtlog_fixed_decode (rc->buf, &rec);
+  if (rec.seq == 0 || rec.seq > rc->last_seq || rec.size < WTLOG_FIXED_SIZE
+      || rec.size % 8 != 0 || !ring_holds (rc, rc->at, rec.size)
+      || ring_reserve (rc, rec.size) == -1
+      || ring_read_ring_bytes (rc, rc->buf, rec.size, rc->at) != 0
+      || wtlog_record_crc (rc->buf, rec.size) != rec.crc)
+    return false;
+  rc->at += rec.size;
+  return true;
+}
+
+/* The queue's layout: the ring's records from M on, after those the log
+ * file holds, go into the log with their payloads (records the plugin had
+ * not applied onto the image yet: wtrack replay onto the image applies
+ * them), until the first that is not sound or the final CLOSE. */
+static int
+ring_queue_records (struct ring_recovery *rc)
+{
+  struct wtlog_record rec;
+  if (ring_reserve (rc, WTLOG_FIXED_SIZE) == -1)
+    return -1;
+  rc->at = rc->ring.moved;
+  while (ring_queue_skip (rc))
+    ;
+  while (!rc->closed) {
+    int r = ring_candidate_from (rc, &rec, ring_read_ring_bytes, true);
+    if (r <= 0)
+      return r;
+    if (ring_put_record (rc, &rec) == -1)
+      return -1;
+    rc->at += rec.size;
   }
   return 0;
 }
@@ -418,8 +496,10 @@ ring_recover_locked (struct ring_recovery *rc)
   if (ring_read_header (rc) == -1 || ring_open_log (rc) == -1
       || ring_scan_log (rc) == -1 || ring_check_run (rc) == -1)
     return -1;
+  bool queue = rc->ring.version == WTLOG_RING_VERSION_QUEUE;
   if (!rc->closed
-      && (ring_copy_records (rc) == -1 || ring_cut_log (rc) == -1))
+      && ((queue ? ring_queue_records (rc) : ring_copy_records (rc)) == -1
+          || ring_cut_log (rc) == -1))
     return -1;
   if (ring_remove (rc) == -1)
     return -1;

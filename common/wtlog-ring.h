@@ -16,6 +16,10 @@
 #define WTLOG_RING_MAGIC "WTRING\0\n"
 #define WTLOG_RING_MAGIC_LEN 8
 #define WTLOG_RING_VERSION 1
+/* The queue's layout (plugin stage=on with data=off): the log file holds
+ * the ring's records without their payloads, at other positions, and the
+ * ring's positions are its own (doc/formats.md). */
+#define WTLOG_RING_VERSION_QUEUE 2
 #define WTLOG_RING_HEADER_SIZE 4096
 /* ring_size is a multiple of this (and not 0). */
 #define WTLOG_RING_ALIGN 4096
@@ -30,9 +34,13 @@
 #define WTLOG_RING_FIELDS_END 48
 
 struct wtlog_ring_header {
+  uint32_t version;             /* WTLOG_RING_VERSION or _QUEUE (0: the first) */
   uint64_t ring_size;           /* R: bytes of the ring after the header */
   uint8_t run_id[16];           /* the run_id of the log's header */
-  uint64_t moved;               /* M: every log byte below it is in the log */
+  /* M: version 1, every log byte below it is in the log file; version 2,
+   * the ring position from which the ring holds the records that may not
+   * be in the log file (those before it are, without payloads). */
+  uint64_t moved;
 };
 
 /* The whole header (magic, version and header size included). */

@@ -45,8 +45,13 @@ enum wtlog_record_flag {
   WTLOG_F_FAST_ZERO = 4,
   WTLOG_F_DATA = 8,
   WTLOG_F_FAILED = 16,
+  /* The change (WRITE, ZERO, TRIM) reached the image before its record
+   * reached the log: the plugin's queue (stage=on, data=off) applies each
+   * record onto the image as it moves it into the log without its bytes.
+   * An apply onto that image skips it. */
+  WTLOG_F_APPLIED = 32,
 };
-#define WTLOG_F_ALL 31u
+#define WTLOG_F_ALL 63u
 
 enum wtlog_header_flag {
   WTLOG_H_DATA = 1,

@@ -349,7 +349,7 @@ struct wtp_index_reading {
   unsigned char *buf;
   uint64_t offset, end;         /* the request */
   uint64_t pos;                 /* filled up to here */
-  void (*read_log) (void *dst, uint64_t log_pos, uint64_t length);
+  int (*read_log) (void *dst, uint64_t log_pos, uint64_t length);
   int (*read_base) (void *ctx, void *buf, size_t count, uint64_t offset);
   void *ctx;
 };
@@ -377,8 +377,8 @@ wtp_index_fill_extent (struct wtp_index_reading *rd, const struct wtp_extent *e)
   unsigned char *dst = rd->buf + (from - rd->offset);
   if (e->kind == WTP_EXTENT_ZERO)
     memset (dst, 0, to - from);
-  else
-    rd->read_log (dst, e->log_pos + (from - e->start), to - from);
+  else if (rd->read_log (dst, e->log_pos + (from - e->start), to - from) == 1)
+    return wtp_index_fill_base (rd, to);
   rd->pos = to;
   return 0;
 }
@@ -407,8 +407,8 @@ wtp_index_walk (struct wtp_index_reading *rd, const struct wtp_extent *t)
 
 int
 wtp_index_read (struct wtp_index *ix, void *buf, size_t count, uint64_t offset,
-                void (*read_log) (void *dst, uint64_t log_pos,
-                                  uint64_t length),
+                int (*read_log) (void *dst, uint64_t log_pos,
+                                 uint64_t length),
                 int (*read_base) (void *ctx, void *buf, size_t count,
                                   uint64_t offset),
                 void *ctx)

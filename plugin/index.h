@@ -62,13 +62,13 @@ void wtp_index_set_zero (struct wtp_index *ix, uint64_t offset,
                          uint64_t length, struct wtp_index_spare *sp);
 
 /* Reads the bytes the index says [offset, offset+count) holds: the log's
- * through read_log (length bytes from log position log_pos), zeroes, or
- * through read_base for the ranges not in the index.  0 or read_base's
- * errno. */
+ * through read_log (length bytes from log position log_pos; when it returns
+ * 1, the base holds them), zeroes, or through read_base for the ranges not
+ * in the index.  0 or read_base's errno. */
 int wtp_index_read (struct wtp_index *ix, void *buf, size_t count,
                     uint64_t offset,
-                    void (*read_log) (void *dst, uint64_t log_pos,
-                                      uint64_t length),
+                    int (*read_log) (void *dst, uint64_t log_pos,
+                                     uint64_t length),
                     int (*read_base) (void *ctx, void *buf, size_t count,
                                       uint64_t offset),
                     void *ctx);

@@ -153,28 +153,13 @@ wtp_log_drop_holes (void)
     wtp_log.holes_first = wtp_log.holes_n = 0;
 }
 
-/* Copies everything the watermark has passed from the ring into the file,
- * around the records written there straight (which the watermark passed
- * too, so they are in the file).  Then the ring's space below it is free.
- * 0, or -1 with errno (the log is broken). */
+/* Called under move_lock after a move to target (err 0), or a failed one:
+ * says so in the ring's header, frees the ring's space below moved and
+ * wakes the requests waiting for room; a failure breaks the log.  0, or -1
+ * with errno. */
 int
-wtp_log_move (void)
+wtp_log_moved (uint64_t target, int err)
 {
-  pthread_mutex_lock (&wtp_log.move_lock);
-  pthread_mutex_lock (&wtp_log.lock);
-  uint64_t target = wtp_log.written;
-  pthread_mutex_unlock (&wtp_log.lock);
-  int err = 0;
-  uint64_t at = wtp_log.moved;
-  struct wtp_hole hole;
-  while (!err && at < target) {
-    uint64_t to = target;
-    bool skip = wtp_log_next_hole (at, target, &hole);
-    if (skip)
-      to = hole.start > at ? hole.start : at;
-    err = wtp_log_write_stretch (at, to);
-    at = skip ? hole.end : to;
-  }
   if (!err && target > wtp_log.moved) {
     wtp_log.moved = target;
     wtp_log_publish_moved ();
@@ -193,10 +178,53 @@ wtp_log_move (void)
       pthread_cond_broadcast (&wtp_log.room);
   }
   pthread_mutex_unlock (&wtp_log.lock);
-  pthread_mutex_unlock (&wtp_log.move_lock);
   errno = err;
   return err ? -1 : 0;
 }
+
+/* Copies everything the watermark has passed from the ring into the file,
+ * around the records written there straight (which the watermark passed
+ * too, so they are in the file).  Then the ring's space below it is free.
+ * In queue mode, the queue's move (log-queue.c).  0, or -1 with errno (the
+ * log is broken). */
+int
+wtp_log_move (void)
+{
+  if (wtp_log.queue)
+    return wtp_log_move_queue ();
+  pthread_mutex_lock (&wtp_log.move_lock);
+  pthread_mutex_lock (&wtp_log.lock);
+  uint64_t target = wtp_log.written;
+  pthread_mutex_unlock (&wtp_log.lock);
+  int err = 0;
+  uint64_t at = wtp_log.moved;
+  struct wtp_hole hole = { 0, 0 };
+  while (!err && at < target) {
+    uint64_t to = target;
+    bool skip = wtp_log_next_hole (at, target, &hole);
+    if (skip)
+      to = hole.start > at ? hole.start : at;
+    /* data=on with stage=on: the image gets each change first, in order
+     * (a record written straight into the file from the file). */
+    if (wtp_log.apply_image)
+      err = wtp_log_apply_ring (at, to);
+    if (!err)
+      err = wtp_log_write_stretch (at, to);
+    if (!err && skip && wtp_log.apply_image && hole.start >= at)
+      err = wtp_log_apply_file (hole.start);
+    at = skip ? hole.end : to;
+  }
+  int r = wtp_log_moved (target, err);
+  err = errno;
+  pthread_mutex_unlock (&wtp_log.move_lock);
+  errno = err;
+  return r;
+}
+
+/* nbdkit -D wtrack.mover_pause=1: the mover thread moves nothing (the
+ * tests' way to fill the queue before a SIGKILL); requests still move when
+ * the ring is full, and a flush, a FUA and the unload move everything. */
+NBDKIT_DLL_PUBLIC int wtrack_debug_mover_pause = 0;
 
 /* The mover: copies whole blocks from the ring to the file when woken, and
  * every WTP_LOG_MOVE_PERIOD_MS.  A failed move breaks the log; it stops. */
@@ -215,6 +243,8 @@ wtp_log_mover (void *unused)
     sem_timedwait (&wtp_log.move_wanted, &until);
     if (__atomic_load_n (&wtp_log.mover_stop, __ATOMIC_ACQUIRE))
       break;
+    if (wtrack_debug_mover_pause)
+      continue;
     if (wtp_log_move () == -1)
       break;
   }

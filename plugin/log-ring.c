@@ -127,6 +127,7 @@ wtp_log_create_ring (const struct wtlog_header *h)
     .ring_size = h->flags & WTLOG_H_DATA ? WTP_LOG_RING_SIZE
                                          : WTP_LOG_RING_SIZE_HASHES,
     .moved = WTLOG_HEADER_SIZE,
+    .version = wtp_log.queue ? WTLOG_RING_VERSION_QUEUE : WTLOG_RING_VERSION,
   };
   const uint64_t wanted = rh.ring_size;
 

@@ -55,6 +55,21 @@ struct wtp_log_state {
   struct wtp_hole *holes;
   size_t holes_first, holes_n, holes_cap;
   bool broken;                  /* no more reservations */
+  /* The queue (stage=on, data=off; log-queue.c): the mover applies each
+   * record onto the image and writes it into the log without its payload,
+   * at file_end; ring positions are then the ring's own. */
+  bool queue;
+  /* The mover writes each record's change onto the image as it moves it:
+   * the queue, and data=on with stage=on (there the log file still gets
+   * the records whole, at the ring's positions). */
+  bool apply_image;
+  int image_fd;
+  const char *image_path;
+  uint64_t image_size;
+  bool image_blockdev;
+  uint64_t file_end;            /* the log file's records end here */
+  uint64_t apply_end;           /* end of the last record the mover applies */
+  unsigned char *qbuf;          /* the mover's records on their way */
   /* Moves: one at a time, under move_lock. */
   pthread_mutex_t move_lock;
   uint64_t moved;               /* every byte below this is in the file */
@@ -91,6 +106,18 @@ void wtp_log_open_direct (const char *path);
 int wtp_log_move (void);
 void wtp_log_start_mover (void);
 void wtp_log_stop_mover (void);
+
+/* log-queue.c: the queue's move (wtp_log_move calls it in queue mode). */
+int wtp_log_move_queue (void);
+/* Called under move_lock after a move: the ring's space below moved is
+ * free, the waiters woken; or on err the log is broken.  0 or -1. */
+int wtp_log_moved (uint64_t target, int err);
+/* With apply_image: the changes of the records in [from, to) of the ring
+ * (or, for a record written straight into the file, of the one at from
+ * in the file's mapping: whole is false) onto the image, in order.  0 or
+ * an errno. */
+int wtp_log_apply_ring (uint64_t from, uint64_t to);
+int wtp_log_apply_file (uint64_t at);
 
 #pragma GCC visibility pop
 

@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "fileio.h"
+#include "image-apply.h"
 #include "wtlog-ring.h"
 
 #define NBDKIT_API_VERSION 2
@@ -196,7 +197,9 @@ wtp_log_want_move (void)
 static bool
 wtp_log_is_direct (uint64_t size)
 {
-  return size >= WTP_LOG_DIRECT_MIN;
+  /* The queue's log file is written by the mover alone, at its own
+   * positions. */
+  return !wtp_log.queue && size >= WTP_LOG_DIRECT_MIN;
 }
 
 /* Called with the mutex held: puts a large record of size bytes at pos in
@@ -236,7 +239,8 @@ wtp_log_take (struct wtp_slot *slot, struct wtlog_record *rec, uint64_t size)
   /* The wait for room lets go of the mutex: pos is taken after it. */
   if (!err && !direct)
     err = wtp_log_wait_room (size);
-  if (!err)
+  /* The queue's mover extends the log file itself (a fraction of this). */
+  if (!err && !wtp_log.queue)
     err = wtp_log_allocate (wtp_log.pos + size);
   if (!err && direct)
     err = wtp_log_add_hole (size);
@@ -255,6 +259,10 @@ wtp_log_take (struct wtp_slot *slot, struct wtlog_record *rec, uint64_t size)
   rec->seq = ++wtp_log.seq;
   slot->start = wtp_log.pos;
   slot->end = wtp_log.pos += size;
+  slot->apply_before = wtp_log.apply_end;
+  if (wtp_log.queue && wt_record_changes_disk (rec)
+      && !(rec->flags & WTLOG_F_APPLIED))
+    wtp_log.apply_end = slot->end;
   wtp_log_want_move ();
   return 0;
 }
@@ -418,31 +426,48 @@ wtp_log_commit (struct wtp_slot *slot, struct wtlog_record *rec,
   wtp_log_wait (slot);
 }
 
+/* The queue's: a record's bytes stay in the ring until the mover applied
+ * it onto the image (one record's data is wholly below freed or not), then
+ * the image holds them (or a later write's, which a read racing with it may
+ * see).  A copy that freed overtook is void. */
+static int
+wtp_log_read_queue (unsigned char *out, uint64_t pos, uint64_t length)
+{
+  if ((pos & WTP_LOG_POS_IMAGE)
+      || pos < __atomic_load_n (&wtp_log.freed, __ATOMIC_ACQUIRE))
+    return 1;
+  memcpy (out, wtp_log.ring + pos % wtp_log.ring_size, length);
+  __atomic_thread_fence (__ATOMIC_ACQUIRE);
+  return __atomic_load_n (&wtp_log.freed, __ATOMIC_RELAXED) > pos;
+}
+
 /* Bytes of records under the watermark, which the index points at.  Those
  * of a record written straight into the file, and those below freed, are
  * read from the file; the others from the ring, where a reservation may
  * reuse them only once freed has passed them: a copy that freed overtook
  * while it ran is taken again. */
-void
+int
 wtp_log_read (void *dst, uint64_t pos, uint64_t length)
 {
   unsigned char *out = dst;
   if (pos & WTP_LOG_POS_FILE) {
     memcpy (out, wtp_log.map + (pos & ~WTP_LOG_POS_FILE), length);
-    return;
+    return 0;
   }
+  if (wtp_log.queue)
+    return wtp_log_read_queue (out, pos, length);
   for (;;) {
     uint64_t freed = __atomic_load_n (&wtp_log.freed, __ATOMIC_ACQUIRE);
     uint64_t split = pos + length < freed ? pos + length
       : pos > freed ? pos : freed;
     memcpy (out, wtp_log.map + pos, split - pos);
     if (split == pos + length)
-      return;
+      return 0;
     memcpy (out + (split - pos), wtp_log.ring + split % wtp_log.ring_size,
             pos + length - split);
     __atomic_thread_fence (__ATOMIC_ACQUIRE);
     if (__atomic_load_n (&wtp_log.freed, __ATOMIC_RELAXED) <= split)
-      return;
+      return 0;
   }
 }
 
@@ -466,7 +491,8 @@ wtp_log_settle (void)
 int
 wtp_log_sync (void)
 {
-  if (wtp_log_move () == -1)
+  /* The queue: the image holds what the log's records say is applied. */
+  if (wtp_log_move () == -1 || wtp_log_sync_image () == -1)
     return -1;
   /* The moves' data and the extents they converted from unwritten. */
   if (fdatasync (wtp_log.fd) == 0)
@@ -520,7 +546,8 @@ wtp_log_close (void)
   if (wtp_log.fd >= 0) {
     /* Cut off the space allocated ahead: the file ends with its last
      * record. */
-    if (ftruncate (wtp_log.fd, (off_t) wtp_log.written) == -1) {
+    uint64_t end = wtp_log.queue ? wtp_log.file_end : wtp_log.written;
+    if (ftruncate (wtp_log.fd, (off_t) end) == -1) {
       nbdkit_error ("ftruncate: log: %s: %m", wtp_log.path);
       all_moved = false;
     }
@@ -535,6 +562,8 @@ wtp_log_close (void)
   wtp_log_close_ring (all_moved);
   free (wtp_log.holes);
   wtp_log.holes = NULL;
+  free (wtp_log.qbuf);
+  wtp_log.qbuf = NULL;
   free (wtp_log.path);
   wtp_log.path = NULL;
 }

@@ -18,6 +18,10 @@
  * wtp_log_commit() returns. */
 struct wtp_slot {
   uint64_t start, end;
+  /* The queue: the end of the last record before this one whose change the
+   * mover must still write onto the image (a write with its bytes, a zero,
+   * a trim); what a large write waits for (wtp_log_drain_to). */
+  uint64_t apply_before;
   bool copied;                  /* its record is in the ring (or the file) */
   bool waiting;                 /* its thread sleeps on cond */
   pthread_cond_t cond;
@@ -64,8 +68,13 @@ uint64_t wtp_log_copy_record (struct wtp_slot *slot, struct wtlog_record *rec,
 void wtp_log_wait (struct wtp_slot *slot);
 /* Copies length bytes from log position pos, which a record under the
  * watermark holds (the data the index points at while the log is the
- * store), from the file or the ring. */
-void wtp_log_read (void *dst, uint64_t pos, uint64_t length);
+ * store), from the file or the ring: 0.  1 when the image holds them
+ * instead (the queue moved the record, or pos carries WTP_LOG_POS_IMAGE):
+ * the caller reads the image. */
+int wtp_log_read (void *dst, uint64_t pos, uint64_t length);
+/* A data position (the index's) that says "read the image": a large write
+ * of the queue, written onto the image by its request. */
+#define WTP_LOG_POS_IMAGE (UINT64_C (1) << 62)
 /* Reserve and commit in one step, for records without a range to order. */
 int wtp_log_append (struct wtlog_record *rec, const uint64_t *hashes,
                     const void *data);
@@ -77,5 +86,26 @@ int wtp_log_settle (void);
  * with errno set. */
 int wtp_log_sync (void);
 void wtp_log_close (void);
+
+/* The queue (log-queue.c; stage=on): before wtp_log_create, the image the
+ * mover applies each record onto; with data (data=on) the log file still
+ * gets every record whole, at the ring's positions.  0, or -1 after
+ * nbdkit_error. */
+int wtp_log_set_queue (int image_fd, const char *image_path,
+                       uint64_t image_size, bool blockdev, bool data);
+bool wtp_log_is_queue (void);
+/* Whether the mover writes the image (the queue, or data=on staged). */
+bool wtp_log_applies_image (void);
+/* Waits until every record before log position pos is moved (applied onto
+ * the image), moving them itself when they are copied.  0, or -1 with
+ * errno (EIO: the log is broken). */
+int wtp_log_drain_to (uint64_t pos);
+/* In queue mode, fdatasync of the image (a failure breaks the log); else
+ * nothing.  0, or -1 with errno. */
+int wtp_log_sync_image (void);
+/* After the log's close: its header without DATA and STORE (the records
+ * carry no payload, and the image is the disk after the run), synced.  0,
+ * or -1 after nbdkit_error. */
+int wtp_log_queue_finish (const char *path);
 
 #endif

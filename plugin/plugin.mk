@@ -1,7 +1,7 @@
 # plugin/: nbdkit-wtrack-plugin.so, the recording nbdkit plugin, and its man
 # page (when pod2man is there).
 PLUGIN_SRCS = plugin/wtrack.c plugin/request.c plugin/store.c \
-	plugin/log.c plugin/log-ring.c plugin/log-mover.c plugin/log-state.c \
+	plugin/log.c plugin/log-ring.c plugin/log-mover.c plugin/log-queue.c plugin/log-state.c \
 	plugin/rangelock.c plugin/faults.c plugin/index.c plugin/phase.c
 PLUGIN_HDRS = $(wildcard plugin/*.h)
 PLUGIN_OBJS = $(PLUGIN_SRCS:.c=.pic.o)

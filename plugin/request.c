@@ -199,12 +199,16 @@ wtp_change_log (struct wtp_change *c, int err)
   struct wtlog_record *rec = &c->rec;
   struct wtp_slot slot;
   bool indexed = c->store && !err;
+  bool through = indexed && wtp_store_through (rec);
   int reserved = indexed ? wtp_log_reserve (&slot, rec)
     : wtp_log_reserve_copy (&slot, rec, c->hashes, c->buf);
 
-  if (reserved == 0 && indexed)
-    wtp_store_point (rec, wtp_log_copy_record (&slot, rec, c->hashes, c->buf),
-                     &c->spare);
+  if (reserved == 0 && through)
+    wtp_store_write_through (&slot, rec, c->buf);
+  if (reserved == 0 && indexed) {
+    uint64_t pos = wtp_log_copy_record (&slot, rec, c->hashes, c->buf);
+    wtp_store_point (rec, through ? WTP_LOG_POS_IMAGE : pos, &c->spare);
+  }
   wtp_range_release (&c->exp->ranges, &c->range);
   if (reserved == -1)
     return wtp_fail (errno);

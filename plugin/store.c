@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -34,10 +35,54 @@ wtp_store_choose (struct wtp_export *disk, bool stage, bool data)
   wtp_store_mode = stage && disk->writable && !wtp_faults_any ();
   disk->store = wtp_store_mode;
   nbdkit_debug ("disk: %s", wtp_store_mode
-                ? (data ? "the log is the store: the image is written at unload"
-                   : "the log is the store: the image is written at unload, "
-                     "then the payloads leave the log")
+                ? (data ? "the queue, data=on: the mover writes the image behind "
+                          "the requests, the log gets the records whole"
+                   : "the queue: the mover writes the image behind the requests, "
+                     "the log gets the records without their bytes")
                 : "the image is written as requests come");
+}
+
+/* The queue's image: the mover writes it (stage=on, data=off). */
+int
+wtp_store_queue_setup (void)
+{
+  struct stat st;
+  const struct wtp_export *disk = wtp_store_disk;
+  if (!wtp_store_mode)
+    return 0;
+  return wtp_log_set_queue (disk->fd, disk->path, disk->size,
+                            fstat (disk->fd, &st) == 0 && S_ISBLK (st.st_mode),
+                            wtp_store_data);
+}
+
+bool
+wtp_store_through (struct wtlog_record *rec)
+{
+  if (!wtp_log_is_queue () || rec->type != WTLOG_WRITE
+      || (rec->flags & WTLOG_F_FAILED)
+      || wtlog_record_size (rec->type, rec->flags, rec->offset, rec->length)
+         < WTP_STORE_THROUGH_MIN)
+    return false;
+  rec->flags = (rec->flags & ~WTLOG_F_DATA) | WTLOG_F_APPLIED;
+  return true;
+}
+
+void
+wtp_store_write_through (const struct wtp_slot *slot,
+                         const struct wtlog_record *rec, const void *buf)
+{
+  const struct wtp_export *disk = wtp_store_disk;
+  if (wtp_log_drain_to (slot->apply_before) == -1)
+    nbdkit_error ("write: the queue before seq %" PRIu64 " cannot be moved "
+                  "(%m): stopping", rec->seq);
+  else if (wt_pwrite_full (disk->fd, buf, rec->length, rec->offset) == -1)
+    nbdkit_error ("write: disk: %s: %" PRIu64 "+%" PRIu64 ": %m: stopping",
+                  disk->path, rec->offset, rec->length);
+  else
+    return;
+  /* Its record is reserved and says APPLIED: nothing unwritten may be
+   * acknowledged, and the records after it wait for it. */
+  abort ();
 }
 
 int
@@ -117,9 +162,24 @@ wtp_store_sync_image (const struct wtp_export *disk)
 
 /* The log as the store: its records applied onto the image, in log order,
  * with replay's code, and the image made durable.  true when done. */
+/* The queue at unload: everything moved (applied onto the image), the
+ * image made durable. */
+static bool
+wtp_store_drain (void)
+{
+  struct timespec phase;
+  wtp_phase_start (&phase);
+  if (wtp_log_settle () == -1)
+    return false;
+  wtp_phase_done ("drain", &phase);
+  return wtp_store_sync_image (wtp_store_disk);
+}
+
 bool
 wtp_store_apply (const char *log_path)
 {
+  if (wtp_log_applies_image ())
+    return wtp_store_drain ();
   const struct wtp_export *disk = wtp_store_disk;
   char err[512];
   struct stat st;
@@ -165,6 +225,14 @@ wtp_store_apply (const char *log_path)
 void
 wtp_store_strip (const char *log_path)
 {
+  if (wtp_log_is_queue ()) {
+    /* The records never had their bytes in the file: only the header. */
+    struct timespec phase;
+    wtp_phase_start (&phase);
+    if (wtp_log_queue_finish (log_path) == 0)
+      wtp_phase_done ("header", &phase);
+    return;
+  }
   char err[512];
   uint64_t started = wtp_log_now ();
   struct timespec phase;

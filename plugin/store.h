@@ -42,6 +42,25 @@ wtp_data_flag (void)
 /* Chooses whether the log is the disk's store (stage=on without faults, on a
  * writable image), once the disk is open.  data is data=on. */
 void wtp_store_choose (struct wtp_export *disk, bool stage, bool data);
+/* With data=off, the queue (log-queue.c): the log told the image it writes
+ * behind the requests.  Before the log is created.  0, or -1 after
+ * nbdkit_error. */
+int wtp_store_queue_setup (void);
+/* The queue's large writes (a record of this size or more with its bytes)
+ * are written onto the image by their request, once every record before
+ * theirs is: a copy into the ring and the mover's write would cost more. */
+#define WTP_STORE_THROUGH_MIN (64u << 10)
+/* Whether rec is such a write; if so its flags now say APPLIED, no DATA. */
+bool wtp_store_through (struct wtlog_record *rec);
+/* Such a write, its record reserved in slot and not yet copied: waits
+ * until the mover has written every change before it onto the image (none
+ * when the records before it are large writes too: a sequential pass does
+ * not wait), then writes buf onto the image.  Stops nbdkit
+ * (abort) when it cannot: its record would say APPLIED of bytes that are
+ * not. */
+struct wtp_slot;
+void wtp_store_write_through (const struct wtp_slot *slot,
+                              const struct wtlog_record *rec, const void *buf);
 /* The index of the disk, when the log is the store.  0, or -1 after
  * nbdkit_error. */
 int wtp_store_open (void);

@@ -217,6 +217,8 @@ wtp_get_ready (void)
                      "nbdkit-wtrack-plugin " WTP_VERSION);
   if (wtp_store_mode)
     h.flags |= WTLOG_H_STORE;
+  if (wtp_store_queue_setup () == -1)
+    return -1;
   if (wtp_log_create (wtp_log_path, &h) == -1)
     return -1;
   if (wtp_faults_path && wtp_faults_open (wtp_faults_path) == -1)

@@ -349,14 +349,16 @@ wtc_store_log_applied (const char *log, const char *image, GError **error)
 {
   if (!wtc_store_log_unclosed (log) || wtc_image_has_log_applied (log, image))
     return true;
-  /* In a run directory, base.img is the disk at the start and the replayed
-   * disk goes beside disk.img; else the image given is taken as the start */
+  /* The base is the image itself: with data=on it is the disk at the start
+   * or part way through the unload's apply (a prefix applied again changes
+   * nothing); with the queue (data=off) it holds the records flagged
+   * APPLIED, which replay skips, and only the image has their bytes.  In a
+   * run directory the replayed disk goes beside disk.img. */
   g_autofree char *dir = g_path_get_dirname (log);
-  g_autofree char *base = g_build_filename (dir, "base.img", NULL);
+  g_autofree char *base = g_strdup (image);
   g_autofree char *replayed = g_build_filename (dir, "disk.img.replayed", NULL);
-  if (!g_file_test (base, G_FILE_TEST_IS_REGULAR)) {
-    g_free (base);
-    base = g_strdup (image);
+  g_autofree char *run_base = g_build_filename (dir, "base.img", NULL);
+  if (!g_file_test (run_base, G_FILE_TEST_IS_REGULAR)) {
     g_free (replayed);
     replayed = g_strconcat (log, ".replayed.img", NULL);
   }

@@ -331,6 +331,17 @@ wtc_target_apply (struct wt_image *t, const struct wtlog_record *rec,
                   GError **error)
 {
   char err[512];
+  /* crash and export start from base.img, which lacks a queue's applied
+   * records (their bytes are only in the run's image): refused, not
+   * skipped, so no state is silently wrong. */
+  if (rec->flags & WTLOG_F_APPLIED) {
+    g_set_error (error, WTC_ERROR, 0, "seq %" PRIu64 ": %s flagged APPLIED: its "
+                 "bytes are only in the run's image (the log of a killed "
+                 "stage=on data=off run); wtrack replay can rebuild the disk "
+                 "onto that image, nothing can from base.img", rec->seq,
+                 wtlog_type_name (rec->type));
+    return false;
+  }
   if (wt_image_apply (t, rec, err, sizeof err) == 0)
     return true;
   g_set_error (error, WTC_ERROR, 0, "%s", err);

@@ -46,7 +46,7 @@ wtc_fmt_record_flags (uint16_t flags, char *buf, size_t len)
   static const struct { uint16_t bit; const char *name; } names[] = {
     { WTLOG_F_FUA, "FUA" }, { WTLOG_F_MAY_TRIM, "MAY_TRIM" },
     { WTLOG_F_FAST_ZERO, "FAST_ZERO" }, { WTLOG_F_DATA, "DATA" },
-    { WTLOG_F_FAILED, "FAILED" },
+    { WTLOG_F_FAILED, "FAILED" }, { WTLOG_F_APPLIED, "APPLIED" },
   };
   size_t used = 0;
   buf[0] = '\0';

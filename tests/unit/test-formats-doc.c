@@ -427,9 +427,9 @@ check_wtlog (void)
   const struct named rflags[] = {
     { "FUA", WTLOG_F_FUA }, { "MAY_TRIM", WTLOG_F_MAY_TRIM },
     { "FAST_ZERO", WTLOG_F_FAST_ZERO }, { "DATA", WTLOG_F_DATA },
-    { "FAILED", WTLOG_F_FAILED },
+    { "FAILED", WTLOG_F_FAILED }, { "APPLIED", WTLOG_F_APPLIED },
   };
-  check_values ("wtlog record flags", "writes.wtlog", "Record flags", rflags, 5,
+  check_values ("wtlog record flags", "writes.wtlog", "Record flags", rflags, 6,
                 true, WTLOG_F_ALL);
 }
 
