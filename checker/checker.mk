@@ -35,4 +35,4 @@ tests/unit/gen-wtlog: tests/unit/gen-wtlog.c common/libwtcommon.a
 
 # The HTML report's stylesheet and script are embedded by .incbin.
 checker/lib/html-assets.o checker/lib/html-assets.asan.o checker/lib/html-assets.fuzz.o: \
-  checker/lib/html/report.css checker/lib/html/report.js
+  checker/lib/html/report.css checker/lib/html/report.js checker/lib/html/report-trace.js

@@ -17,7 +17,7 @@
 #include "sector-hash.h"
 
 struct wtc_check_opts {
-  char *image, *log, *channel, *json, *html, *cold, *fsck, *base, *chunks;
+  char *image, *log, *channel, *json, *html, *cold, *fsck, *base, *chunks, *trace;
   int max_runs;
   gboolean no_manifest, quiet, stats;
 };
@@ -42,6 +42,7 @@ wtc_check_clear (struct wtc_check *c)
   wtc_cold_clear (&c->cold);
   if (c->chunks)
     g_array_unref (c->chunks);
+  wtc_trace_join_free (c->trace);
 }
 
 /* The channel and its final manifest. Returns false when there is no
@@ -83,6 +84,11 @@ static int
 wtc_check_run (struct wtc_check *c, const struct wtc_check_opts *o)
 {
   g_autoptr (GError) error = NULL;
+  g_autoptr (wtc_trace) trace = NULL;
+  if (o->trace && !(trace = wtc_trace_read (o->trace, &error))) {
+    wtc_cli_error ("--trace: %s", error->message);
+    return WT_EXIT_ERROR;
+  }
   if (!wtc_check_read_channel (c)) {
     wtc_cli_error ("no final manifest in %s%s%s: nothing to check the disk against (--no-manifest checks the log against the image)",
              c->channel_path, c->channel_error ? ": " : "",
@@ -111,6 +117,8 @@ wtc_check_run (struct wtc_check *c, const struct wtc_check_opts *o)
   }
   wtc_classify (c);
   wtc_cold_check (c, o->cold, o->fsck, o->base);
+  if (trace)
+    c->trace = wtc_trace_join (c, g_steal_pointer (&trace));
   if (o->stats)
     wtc_check_stats (c, (double) (g_get_monotonic_time () - log_start) / 1e6);
   struct wtc_report_opts ro = { o->max_runs, o->quiet };
@@ -232,6 +240,7 @@ wtc_check_parse (int *argc, char ***argv, struct wtc_check_opts *o)
     { "cold", 0, 0, G_OPTION_ARG_FILENAME, &o->cold, "the cold pass's channel (default RUN_DIR/cold.bin when it exists)", "COLD" },
     { "fsck", 0, 0, G_OPTION_ARG_FILENAME, &o->fsck, "fsck of the recovered disk (default RUN_DIR/fsck.txt when it exists)", "FILE" },
     { "btrfs-chunks", 0, 0, G_OPTION_ARG_FILENAME, &o->chunks, "btrfs's chunk map, to turn FIEMAP's logical addresses into disk offsets (default RUN_DIR/btrfs-chunks.txt when it exists)", "FILE" },
+    { "trace", 0, 0, G_OPTION_ARG_FILENAME, &o->trace, "the guest kernel's trace (wtrack-run --trace), joined with each bad page (default RUN_DIR/trace.txt when it exists)", "FILE" },
     { "base", 0, 0, G_OPTION_ARG_FILENAME, &o->base, "the disk before the run, to tell stale sectors (default RUN_DIR/base.img)", "IMAGE" },
     { "json", 0, 0, G_OPTION_ARG_FILENAME, &o->json, "write the full report as JSON to FILE", "FILE" },
     { "html", 0, 0, G_OPTION_ARG_FILENAME, &o->html, "write a self-contained HTML report to FILE (disk map, files, timeline)", "FILE" },
@@ -275,6 +284,14 @@ wtc_check_parse (int *argc, char ***argv, struct wtc_check_opts *o)
     "write the disk lacks): reported, not damage by themselves.\n"
     "Warm sectors the log wrote whose disk still holds the pre-run content are\n"
     "called stale.\n\n"
+    "Kernel trace (wtrack-run --trace, trace.txt): each bad page's story from\n"
+    "the guest kernel's tracepoints (the ops that wrote it, by their MARKs;\n"
+    "dirtying, writeback, page-cache and bio events, on the log's clock through\n"
+    "the MARKs) and one finding: device_lost (a bio covered the sector, no\n"
+    "write of it reached the disk), bio_reached, bio_missed (written back, no\n"
+    "bio covered it), dirty_dropped, deleted_while_dirty, store_not_seen (never\n"
+    "marked dirty after the op), not_issued, or cannot_say (events lost or not\n"
+    "traced, inode unknown): doc/design.md, \"The kernel's account\".\n\n"
     "Extents flagged unmappable (inline, encoded) are counted as not checkable,\n"
     "not as damage; a DELALLOC extent (never written despite the sync) is not:\n"
     "its sectors that must hold data are lost. Memory grows with the damage, not with the log or the disk\n"
@@ -334,6 +351,9 @@ wt_cmd_check (int argc, char **argv)
       return WT_EXIT_ERROR;
     }
   }
+  g_autofree char *trace = o.trace ? o.trace
+    : dir ? g_build_filename (dir, "trace.txt", NULL) : NULL;
+  o.trace = trace && (o.trace || g_file_test (trace, G_FILE_TEST_EXISTS)) ? trace : NULL;
   if (o.cold && !g_file_test (o.cold, G_FILE_TEST_EXISTS)) {
     wtc_cli_error ("--cold %s: no such file", o.cold);
     return WT_EXIT_ERROR;

@@ -8,13 +8,13 @@
 #   FUZZ_SMOKE_SEED     libFuzzer's -seed (default: a random one, printed)
 . "$(dirname "$0")/lib.sh"
 
-names=(wtlog channel manifest dmlog check campaign collect cold)
+names=(wtlog channel manifest dmlog check campaign collect cold trace)
 seconds=${FUZZ_SMOKE_SECONDS:-5}
 seed=${FUZZ_SMOKE_SEED:-$(( (RANDOM << 15 | RANDOM) + 1 ))}
 timeout_s=${FUZZ_SMOKE_TIMEOUT:-30}
 # Fresh fuzzing stops after this many inputs too, so the smoke test stays
 # short on a loaded machine.
-declare -A max_runs=([wtlog]=20000 [channel]=20000 [manifest]=20000 [dmlog]=20000 [check]=2000 [campaign]=20000 [collect]=5000 [cold]=5000)
+declare -A max_runs=([wtlog]=20000 [channel]=20000 [manifest]=20000 [dmlog]=20000 [check]=2000 [campaign]=20000 [collect]=5000 [cold]=5000 [trace]=5000)
 
 for n in "${names[@]}"; do
   require_built "$TOP/tests/fuzz/fuzz-$n"

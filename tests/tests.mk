@@ -11,6 +11,18 @@ tests/unit/test-formats-doc: ALL_CFLAGS += -I checker $(GLIB_CFLAGS)
 tests/unit/test-formats-doc-asan: SAN_CFLAGS += -I checker $(GLIB_CFLAGS)
 tests/unit/test-formats-doc tests/unit/test-formats-doc-asan: checker/interchange/dmlog-format.h
 
+# The trace reader's unit test links the reader itself (and the checker's
+# util.c it uses) with glib.
+TRACE_READ_SRCS = checker/check/trace-read.c checker/check/trace-event.c checker/lib/util.c
+tests/unit/test-trace-read: tests/unit/test-trace-read.c tests/unit/tap.h $(TRACE_READ_SRCS) \
+  checker/check/trace.h common/libwtcommon.a
+	$(CC) $(ALL_CFLAGS) -I tests/unit -I checker $(GLIB_CFLAGS) $< $(TRACE_READ_SRCS) \
+	  common/libwtcommon.a $(GLIB_LIBS) -o $@
+tests/unit/test-trace-read-asan: tests/unit/test-trace-read.c tests/unit/tap.h $(TRACE_READ_SRCS) \
+  checker/check/trace.h common/libwtcommon-asan.a
+	$(CC) $(SAN_CFLAGS) -I tests/unit -I checker $(GLIB_CFLAGS) $< $(TRACE_READ_SRCS) \
+	  common/libwtcommon-asan.a $(GLIB_LIBS) -o $@
+
 # The unit tests again, sanitized (SAN_CFLAGS in the Makefile): a report
 # ends the program with a non-zero status, which prove counts as a failure.
 SAN_TEST_PROGRAMS += $(UNIT_SRCS:.c=-asan)
@@ -49,7 +61,7 @@ TEST_HELPERS += tests/tools/craftlog
 # Not plugin-errors: there nbdkit with the preloaded ASan hangs in exit()
 # (libp11-kit's destructor waits for glibc's setlocale lock) after the log
 # filled its file system.
-SAN_SHELL_TESTS = $(patsubst %,tests/asan/test-%.sh,checker-check check-btrfs-chunks checker-dump \
+SAN_SHELL_TESTS = $(patsubst %,tests/asan/test-%.sh,checker-check check-btrfs-chunks check-trace checker-dump \
 	checker-inputs checker-fifo crash-check campaign-records campaign-blocks \
 	crash-reorder interchange-dmlog plugin-faults plugin-fio \
 	plugin-kill plugin-qemu-io plugin-queue plugin-ring-kill replay-logs replay-points)

@@ -12,6 +12,7 @@
 #include <glib.h>
 
 #include "check/cold.h"
+#include "check/trace.h"
 #include "lib/channel-read.h"
 #include "lib/util.h"
 #include "manifest.h"
@@ -105,6 +106,7 @@ struct wtc_check {
   double read_secs;                 /* time spent reading the image */
   uint64_t read_bytes;
   struct wtc_cold cold;             /* the cold pass and fsck (check-cold.c) */
+  struct wtc_trace_join *trace;     /* the guest's trace joined (check/trace.h), or NULL */
 };
 
 void wtc_warn (struct wtc_check *c, const char *fmt, ...) G_GNUC_PRINTF (2, 3);

@@ -12,6 +12,7 @@
 
 #include "channel.h"
 #include "check/check.h"
+#include "check/report-trace.h"
 #include "check/html-data.h"
 #include "check/report-html.h"
 #include "lib/html-page.h"
@@ -431,6 +432,8 @@ wtc_html_data_json (const struct wtc_check *c, const struct wtc_html_data *d,
     wtc_html_file (c, fi, &ext_budget, &page_budget, b);
   json_builder_end_array (b);
   wtc_html_runs (c, d, runs, runs_total, b);
+  if (c->trace)
+    wtc_report_html_trace (c, d->x_is_seq, b);
   json_builder_end_object (b);
   g_autoptr (JsonNode) root = json_builder_get_root (b);
   return wtc_json_text (root);
@@ -466,5 +469,5 @@ wtc_report_html (const struct wtc_check *c, const char *path, GError **error)
                                               collect_error ? collect_error->message : NULL);
   wtc_html_data_clear (&d);
   g_autofree char *title = wtc_html_title (c);
-  return wtc_html_page (path, title, json, error);
+  return wtc_html_page_trace (path, title, json, c->trace != NULL, error);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "check/check.h"
+#include "check/report-trace.h"
 #include "lib/json.h"
 #include "sector-hash.h"
 
@@ -269,6 +270,7 @@ wtc_json_write (const struct wtc_check *c, FILE *out)
     wtc_json_out_item (&o, b);
   }
   wtc_json_out_array_end (&o);
+  wtc_report_json_trace (c, &o);
   wtc_json_out_end (&o);
 }
 

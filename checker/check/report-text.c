@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "check/check.h"
+#include "check/report-trace.h"
 #include "sector-hash.h"
 
 /* A HELLO or RESULT value made safe to print (wtc_text_safe). */
@@ -300,6 +301,7 @@ wtc_report_text (const struct wtc_check *c, const struct wtc_report_opts *o,
   for (uint32_t fi = 0; fi < c->mf->nfiles; fi++)
     if (c->files[fi].bad)
       wtc_text_file_detail (c, fi, o, out);
+  wtc_report_text_trace (c, o->max_runs, out);
   fputc ('\n', out);
   wtc_cold_report_text (c, o->max_runs, out);
 }

@@ -1,5 +1,6 @@
-/* The HTML pages' stylesheet and script (checker/lib/html/report.css and
- * checker/lib/html/report.js: check's report.html and a campaign's
+/* The HTML pages' stylesheet and scripts (checker/lib/html/report.css,
+ * checker/lib/html/report.js, and report-trace.js for a run with a kernel
+ * trace: check's report.html and a campaign's
  * summary.html both draw with them; kept as plain files so they can be read
  * and linted as what they are), embedded at build time by the assembler's
  * .incbin and NUL-terminated. checker/checker.mk makes this object depend
@@ -16,5 +17,11 @@ __asm__ (".section .rodata\n"
          ".type wtc_html_js, @object\n"
          "wtc_html_js:\n"
          ".incbin \"checker/lib/html/report.js\"\n"
+         ".byte 0\n"
+         ".global wtc_html_trace_js\n"
+         ".hidden wtc_html_trace_js\n"
+         ".type wtc_html_trace_js, @object\n"
+         "wtc_html_trace_js:\n"
+         ".incbin \"checker/lib/html/report-trace.js\"\n"
          ".byte 0\n"
          ".previous\n");

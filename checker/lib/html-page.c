@@ -6,8 +6,9 @@
 
 #include "lib/util.h"
 
-/* lib/html-assets.c: lib/html/report.css and report.js, NUL-terminated. */
-extern const char wtc_html_css[], wtc_html_js[];
+/* lib/html-assets.c: lib/html/report.css, report.js and report-trace.js,
+ * NUL-terminated. */
+extern const char wtc_html_css[], wtc_html_js[], wtc_html_trace_js[];
 
 void
 wtc_html_text (FILE *out, const char *s)
@@ -25,6 +26,13 @@ wtc_html_text (FILE *out, const char *s)
 
 bool
 wtc_html_page (const char *path, const char *title, const char *json, GError **error)
+{
+  return wtc_html_page_trace (path, title, json, false, error);
+}
+
+bool
+wtc_html_page_trace (const char *path, const char *title, const char *json, bool trace,
+                     GError **error)
 {
   FILE *out = fopen (path, "w");
   if (!out) {
@@ -45,7 +53,10 @@ wtc_html_page (const char *path, const char *title, const char *json, GError **e
     else
       putc (*p, out);
   }
-  fprintf (out, "</script>\n<script>\n%s</script>\n</body></html>\n", wtc_html_js);
+  fprintf (out, "</script>\n<script>\n%s</script>\n", wtc_html_js);
+  if (trace)
+    fprintf (out, "<script>\n%s</script>\n", wtc_html_trace_js);
+  fputs ("</body></html>\n", out);
   if (ferror (out) | (fclose (out) != 0)) {
     g_set_error (error, WTC_ERROR, errno, "write: %s: %s", path, g_strerror (errno));
     return false;

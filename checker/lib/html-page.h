@@ -15,6 +15,12 @@
 bool wtc_html_page (const char *path, const char *title, const char *json,
                     GError **error);
 
+/* The same, with the kernel trace's script (lib/html/report-trace.js) when
+ * trace: only a report with a trace carries it, so the page of a run
+ * without one is the page it was before traces. */
+bool wtc_html_page_trace (const char *path, const char *title, const char *json,
+                          bool trace, GError **error);
+
 /* s with <, >, & and " escaped, for HTML text and attribute values. */
 void wtc_html_text (FILE *out, const char *s);
 

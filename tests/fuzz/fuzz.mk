@@ -7,7 +7,7 @@
 # Crashes are written to tests/fuzz/crashes/ (not committed).
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 180
-FUZZ_NAMES = wtlog channel manifest dmlog check campaign collect cold
+FUZZ_NAMES = wtlog channel manifest dmlog check campaign collect cold trace
 FUZZ_PROGRAMS = $(FUZZ_NAMES:%=tests/fuzz/fuzz-%)
 FUZZ_SAN = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 FUZZ_CFLAGS = $(BASE_CFLAGS) -O1 -g $(FUZZ_SAN) -fsanitize=fuzzer-no-link
@@ -44,7 +44,8 @@ tests/fuzz/fuzz-dmlog: tests/fuzz/fuzz-dmlog.fuzz.o tests/fuzz/fuzz-util.fuzz.o 
 	$(FUZZ_LINK) $^ $(JSON_LIBS) $(GLIB_LIBS) -o $@
 
 # The harnesses that go through a wtrack command.
-tests/fuzz/fuzz-check tests/fuzz/fuzz-campaign tests/fuzz/fuzz-collect tests/fuzz/fuzz-cold: \
+tests/fuzz/fuzz-check tests/fuzz/fuzz-campaign tests/fuzz/fuzz-collect tests/fuzz/fuzz-cold \
+  tests/fuzz/fuzz-trace: \
   tests/fuzz/fuzz-%: tests/fuzz/fuzz-%.fuzz.o tests/fuzz/fuzz-util.fuzz.o \
   $(FUZZ_CHECKER_OBJS) common/libwtcommon-fuzz.a
 	$(FUZZ_LINK) $^ $(JSON_LIBS) $(GLIB_LIBS) -lm -o $@
@@ -54,10 +55,11 @@ tests/fuzz/fuzz-check tests/fuzz/fuzz-campaign tests/fuzz/fuzz-collect tests/fuz
 tests/fuzz/mkseeds: tests/fuzz/mkseeds.c tests/fuzz/fuzz-util.h common/libwtcommon.a
 	$(CC) $(ALL_CFLAGS) -I tests/fuzz $< common/libwtcommon.a -o $@
 
-$(FUZZ_SEEDS): tests/fuzz/mkseeds checker/wtrack
+$(FUZZ_SEEDS): tests/fuzz/mkseeds checker/wtrack $(wildcard tests/fixtures/trace/*.txt)
 	rm -rf tests/fuzz/seeds
 	tests/fuzz/mkseeds tests/fuzz/seeds
-	mkdir -p tests/fuzz/seeds/dmlog
+	mkdir -p tests/fuzz/seeds/dmlog tests/fuzz/seeds/trace
+	cp tests/fixtures/trace/*.txt tests/fuzz/seeds/trace/
 	checker/wtrack export --format dm-log-writes --channel tests/fuzz/seeds/channel/run.bin \
 	  tests/fuzz/seeds/wtlog/run-data.wtlog tests/fuzz/seeds/dmlog/run.dmlog
 	touch $@

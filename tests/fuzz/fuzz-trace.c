@@ -1,0 +1,51 @@
+/* libFuzzer harness: the guest kernel's trace (trace.txt, written from the
+ * guest's TRACE messages; read by checker/check/trace-read.c and joined by
+ * trace-join.c), through `wtrack check --trace FILE` on one fixed small
+ * run: the log, channel and disk of fuzz-check's seed check/run-data.bin,
+ * read once at start from the seeds folder ($WTRACK_FUZZ_SEEDS, else seeds/
+ * beside this binary), so that the reader, the join with the run's bad
+ * pages, the rules and both reports see every input. The seeds are the
+ * real traces of tests/fixtures/trace/. The text report goes to /dev/null,
+ * the JSON one to a memory file. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "commands.h"
+#include "fuzz-util.h"
+
+static const char *log_path, *channel_path, *image_path;
+
+int
+LLVMFuzzerInitialize (int *argc, char ***argv)
+{
+  (void) argc, (void) argv;
+  wtfz_quiet_stdout ();
+  size_t len;
+  const char *seeds = wtfz_seeds_dir ();
+  uint8_t *run = wtfz_slurp (seeds, "check/run-data.bin", &len);
+  if (!run) {
+    fprintf (stderr, "fuzz-trace: cannot read %s/check/run-data.bin (make fuzz-build makes it; "
+             "WTRACK_FUZZ_SEEDS names another seeds folder)\n", seeds);
+    exit (1);
+  }
+  struct wtfz_part parts[3];
+  wtfz_split (run, len, parts);
+  log_path = wtfz_file (0, parts[0].p, parts[0].len);
+  channel_path = wtfz_file (1, parts[1].p, parts[1].len);
+  image_path = wtfz_file (2, parts[2].p, parts[2].len);
+  free (run);
+  return 0;
+}
+
+int
+LLVMFuzzerTestOneInput (const uint8_t *data, size_t len)
+{
+  const char *trace_path = wtfz_file (3, data, len);
+  const char *json = wtfz_file (4, NULL, 0);
+  char *argv[] = {
+    "check", "--log", (char *) log_path, "--channel", (char *) channel_path, "--image",
+    (char *) image_path, "--trace", (char *) trace_path, "--json", (char *) json, NULL,
+  };
+  wt_cmd_check (11, argv);
+  return 0;
+}
