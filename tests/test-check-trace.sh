@@ -68,11 +68,11 @@ check "the event the kernel lacks: named" grep -q '^!! events this kernel lacks:
 check "device lost: a bio for the sector, no write of it in the log" \
   eval 'page "1 of /data/f1" | grep -q "bio for disk sector 2056 issued at t=1.017900 (block_bio_queue, line 26), completed by the device at t=1.017950 without error, but no write of it ever reached the disk: the device lost it$"'
 check "bio missed: written back, the bio covered other sectors" \
-  eval 'page "2 of /data/f1" | grep -q "marked dirty at t=1.017800 after op 5 (pwrite), then ext4_zero_range on or next to it at t=1.017820, written back at t=1.017850 (ext4_writepages), but the bio covered disk sectors 2056-2063 (line 26), not 2064$"'
+  eval 'page "2 of /data/f1" | grep -q "marked dirty at t=1.017800 after op 5 (pwrite), then ext4_zero_range on or next to it at t=1.017820, a writeback of the file covered it at t=1.017850 (ext4_writepages), but the bio covered disk sectors 2056-2063 (line 26), not 2064$"'
 check "dirty dropped: dirty after the op, a range op ending in the page before, never written back" \
   eval 'page "3 of /data/f1" | grep -q "marked dirty at t=1.017800 after op 7 (pwrite), then ext4_zero_range on or next to it at t=1.017820, never written back (no writepages or bio covered it): the kernel dropped the dirty page$"'
 check "bio missed on a page without a disk block" \
-  eval 'page "4 of /data/f1" | grep -q "written back at t=1.017850 (ext4_writepages), but the page has no disk block: no bio could cover it$"'
+  eval 'page "4 of /data/f1" | grep -q "a writeback of the file covered it at t=1.017850 (ext4_writepages), but the page has no disk block: no bio could cover it$"'
 check "store not seen: never marked dirty after the op (dirty before it, written out by a bio)" \
   eval 'page "5 of /data/f1" | grep -q "written by op 9 (fallocate), never marked dirty after it: the kernel did not see the store$"'
 check "deleted while dirty: removed from the page cache (inode in hex) before writeback" \

@@ -25,7 +25,7 @@ set -uo pipefail
 require_tools make gcc flex bison bc patch ccache jq python3
 source=/usr/src/linux-source-6.1.tar.xz
 [ -f "$source" ] || skip_all "kernel source missing (install linux-source-6.1): $source"
-plan 13
+plan 16
 
 bug=$TOP/tests/patches/ext4-range-op-cleans-next-page.patch
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/wtrack
@@ -191,6 +191,18 @@ check "delalloc: the patched kernel's lost page is damage (exit 1), 8 sectors lo
 check "delalloc: the run names file bytes 4096+4096 with no disk sector: a delayed allocation never written" \
   grep -q '^  lost        file bytes 4096+4096 (sectors 8-15); .*; no disk sector: delayed allocation never written' \
   "$T/delalloc/report.txt"
+# The same run traced (wtrack-run --trace): the kernel's own account of the
+# lost page, and the loss itself reported as without the trace.
+wtrack_run delalloc-trace --trace --kernel "$patched" "${delalloc_opts[@]}"
+diag_file "$T/delalloc-trace/report.txt" 40
+check "delalloc --trace: the same verdict, and the same lost run" \
+  test "$run_status|$(grep -e '^verdict:' -e '^  lost ' "$T/delalloc-trace/report.txt" 2>/dev/null | sed 's/ t=[^ ]*//g')" \
+    = "1|$(grep -e '^verdict:' -e '^  lost ' "$T/delalloc/report.txt" | sed 's/ t=[^ ]*//g')"
+check "delalloc --trace: the finding says the page was dirtied, zero-ranged next to it, covered by a writeback, with no disk block" \
+  grep -Eq 'page 1 of /data/f1: marked dirty at .*ext4_zero_range on or next to it .*a writeback of the file covered it at .*but the page has no disk block' \
+  "$T/delalloc-trace/report.txt"
+check "delalloc --trace: the events are listed under it (ext4_zero_range, writepages)" \
+  test "$(grep -c -e 'ext4_zero_range' -e 'ext4_writepages' "$T/delalloc-trace/report.txt")" -ge 3
 wtrack_run delalloc-stock --kernel "$stock" "${delalloc_opts[@]}"
 check "delalloc: the unpatched test kernel on the same ops: exit 0, clean" \
   [ "$run_status" = 0 ]

@@ -240,19 +240,19 @@ wtc_tr_rule_missed (const struct wtc_trace_join *j, const struct wtc_check *c,
   char when[48];
   wtc_tr_fmt_time (j, f->wb->ts_ns, when, sizeof when);
   if (!pg->has_disk) {
-    wtc_tr_say (s, WTC_RULE_BIO_MISSED, f->wb_at, "%s, written back at %s (%s), but the page"
+    wtc_tr_say (s, WTC_RULE_BIO_MISSED, f->wb_at, "%s, a writeback of the file covered it at %s (%s), but the page"
                 " has no disk block: no bio could cover it", dirtied, when, f->wb->name);
     return;
   }
   const struct wtc_tr_event *near = wtc_tr_nearest_bio (j, c, pg->file, f->dirty->ts_ns,
                                                         pg->disk_first);
   if (near)
-    wtc_tr_say (s, WTC_RULE_BIO_MISSED, f->wb_at, "%s, written back at %s (%s), but the bio"
+    wtc_tr_say (s, WTC_RULE_BIO_MISSED, f->wb_at, "%s, a writeback of the file covered it at %s (%s), but the bio"
                 " covered disk sectors %" PRIu64 "-%" PRIu64 " (line %" PRIu32 "), not %"
                 PRIu64, dirtied, when, f->wb->name, near->first, near->last, near->line,
                 pg->disk_first);
   else
-    wtc_tr_say (s, WTC_RULE_BIO_MISSED, f->wb_at, "%s, written back at %s (%s), but no bio"
+    wtc_tr_say (s, WTC_RULE_BIO_MISSED, f->wb_at, "%s, a writeback of the file covered it at %s (%s), but no bio"
                 " of the file followed: none covered disk sector %" PRIu64, dirtied, when,
                 f->wb->name, pg->disk_first);
 }
