@@ -55,12 +55,13 @@ check "e2e: every configuration's start-to-exit seconds and ratio, rand and seq"
 check "e2e: the exit's seconds for every configuration" \
   test "$(sed -n "/^e2e exit: fio's end to exit/,/^e2e exit phases/p" "$T/report" | grep -Ec '^.* [0-9.]+ s +[0-9.]+ s$')" = 6
 # The plugin's exit phases (nbdkit -v), each with its seconds, in the order
-# the unload runs them; the strip and its directory sync only with data=off;
-# last, the exit's seconds outside the unload.
-phase_re='apply [0-9.]+ s, image sync [0-9.]+ s, exports close [0-9.]+ s, log close [0-9.]+ s'
+# the unload runs them: the queue's drain and the image's sync, the
+# exports and the log closed; the header's DATA and STORE cleared only with
+# data=off; last, the exit's seconds outside the unload.
+phase_re='drain [0-9.]+ s, image sync [0-9.]+ s, exports close [0-9.]+ s, log close [0-9.]+ s'
 check "e2e: the default mode's exit phases, both works" \
-  test "$(grep -Ec "^e2e exit phases \(nbdkit -v, median\), wtrack \(default: hashes\), (rand|seq): $phase_re, strip [0-9.]+ s, dir sync [0-9.]+ s, unload [0-9.]+ s, outside unload -?[0-9.]+ s$" "$T/report")" = 2
-check "e2e: data=on's exit phases (no strip), both works" \
+  test "$(grep -Ec "^e2e exit phases \(nbdkit -v, median\), wtrack \(default: hashes\), (rand|seq): $phase_re, header [0-9.]+ s, unload [0-9.]+ s, outside unload -?[0-9.]+ s$" "$T/report")" = 2
+check "e2e: data=on's exit phases (no header rewrite), both works" \
   test "$(grep -Ec "^e2e exit phases \(nbdkit -v, median\), wtrack data=on, (rand|seq): $phase_re, unload [0-9.]+ s, outside unload -?[0-9.]+ s$" "$T/report")" = 2
 check "e2e: its five verdicts (default and data=on on both works, the default's exit)" \
   eval 'test "$(grep -Ec "^(PASS|MISS) e2e (default \(hashes\)|data=on) (rand|seq) work, start to exit, vs nbdkit file \+ fsync: [0-9.]+x \(target >= 0\.[79]0x\) \[control nbdkit file [0-9.]+x" "$T/report")" = 4 &&
