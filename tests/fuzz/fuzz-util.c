@@ -314,3 +314,22 @@ wtfz_split (const uint8_t *data, size_t len, struct wtfz_part parts[3])
     p = sep ? sep + WTFZ_SEP_LEN : end;
   }
 }
+
+void
+wtfz_fixed_run (const char *who, struct wtfz_run *run)
+{
+  size_t len;
+  const char *seeds = wtfz_seeds_dir ();
+  uint8_t *data = wtfz_slurp (seeds, "check/run-data.bin", &len);
+  if (!data) {
+    fprintf (stderr, "%s: cannot read %s/check/run-data.bin (make fuzz-build makes it; "
+             "WTRACK_FUZZ_SEEDS names another seeds folder)\n", who, seeds);
+    exit (1);
+  }
+  struct wtfz_part parts[3];
+  wtfz_split (data, len, parts);
+  run->log = wtfz_file (0, parts[0].p, parts[0].len);
+  run->channel = wtfz_file (1, parts[1].p, parts[1].len);
+  run->image = wtfz_file (2, parts[2].p, parts[2].len);
+  free (data);
+}

@@ -55,6 +55,14 @@ uint8_t *wtfz_slurp (const char *dir, const char *name, size_t *len);
  * runs about ten times faster on tmpfs than on ext4), else $TMPDIR or /tmp. */
 const char *wtfz_tmpdir (void);
 
+/* The fixed small run the harnesses that fuzz one more input of
+ * wtrack check read (seeds/check/run-data.bin: log, channel, image) as
+ * memory files in slots 0-2; exits naming who when it is missing. */
+struct wtfz_run {
+  const char *log, *channel, *image;
+};
+void wtfz_fixed_run (const char *who, struct wtfz_run *run);
+
 /* Writes len bytes of data to path (created or truncated); aborts on error. */
 void wtfz_write (const char *path, const uint8_t *data, size_t len);
 
