@@ -212,26 +212,15 @@ ring_pread (int fd, unsigned char *buf, size_t len, uint64_t off)
   return (size_t) got < len ? 1 : 0;
 }
 
-/* Reads the log's bytes [pos, pos+len) as the plugin left them: below
- * moved from the log file, from moved on from the ring, where position p
- * is at ring offset p mod ring_size (a range may wrap around the ring's
- * end).  The caller keeps the range within one lap of the ring.  0, 1
- * when a file ends first, -1 on an error. */
+/* The ring's bytes [pos, pos+len): position p is at ring offset
+ * p mod ring_size (a range may wrap around the ring's end). The v1 log's
+ * tail past moved, and the queue's records (version 2), which the ring
+ * numbers apart from the log file. */
 static int
-ring_read_log_bytes (const struct ring_recovery *rc, unsigned char *buf,
-                     size_t len, uint64_t pos)
+ring_read_ring_bytes (const struct ring_recovery *rc, unsigned char *buf,
+                      size_t len, uint64_t pos)
 {
   const uint64_t R = rc->ring.ring_size;
-  if (pos < rc->ring.moved) {
-    uint64_t below = rc->ring.moved - pos;
-    size_t n = below < len ? (size_t) below : len;
-    int r = ring_pread (rc->log_fd, buf, n, pos);
-    if (r != 0)
-      return r;
-    buf += n;
-    len -= n;
-    pos += n;
-  }
   while (len > 0) {
     uint64_t slot = pos % R;
     size_t n = R - slot < len ? (size_t) (R - slot) : len;
@@ -243,6 +232,28 @@ ring_read_log_bytes (const struct ring_recovery *rc, unsigned char *buf,
     pos += n;
   }
   return 0;
+}
+
+/* Reads the log's bytes [pos, pos+len) as the plugin left them: below
+ * moved from the log file, from moved on from the ring, where position p
+ * is at ring offset p mod ring_size (a range may wrap around the ring's
+ * end).  The caller keeps the range within one lap of the ring.  0, 1
+ * when a file ends first, -1 on an error. */
+static int
+ring_read_log_bytes (const struct ring_recovery *rc, unsigned char *buf,
+                     size_t len, uint64_t pos)
+{
+  if (pos < rc->ring.moved) {
+    uint64_t below = rc->ring.moved - pos;
+    size_t n = below < len ? (size_t) below : len;
+    int r = ring_pread (rc->log_fd, buf, n, pos);
+    if (r != 0)
+      return r;
+    buf += n;
+    len -= n;
+    pos += n;
+  }
+  return ring_read_ring_bytes (rc, buf, len, pos);
 }
 
 /* Whether the part of a record of size bytes at pos that is to come from
@@ -351,25 +362,6 @@ ring_copy_records (struct ring_recovery *rc)
       return r;
     if (ring_put_record (rc, &rec) == -1)
       return -1;
-  }
-  return 0;
-}
-
-/* The queue's layout: the ring's bytes at position p from M on. */
-static int
-ring_read_ring_bytes (const struct ring_recovery *rc, unsigned char *buf,
-                      size_t len, uint64_t pos)
-{
-  const uint64_t R = rc->ring.ring_size;
-  while (len > 0) {
-    uint64_t slot = pos % R;
-    size_t n = R - slot < len ? (size_t) (R - slot) : len;
-    int r = ring_pread (rc->ring_fd, buf, n, WTLOG_RING_HEADER_SIZE + slot);
-    if (r != 0)
-      return r;
-    buf += n;
-    len -= n;
-    pos += n;
   }
   return 0;
 }
