@@ -27,12 +27,14 @@ log_prefix () {
   if [ -z "$end" ]; then cp "$log" "$out"; else head -c "$end" "$log" >"$out"; fi
 }
 
-# LOG exported to DIR/x.dm, imported to DIR/imp.wtlog, replayed: FINAL.
+# LOG exported to DIR/x.dm, imported to DIR/imp.wtlog (which has every
+# write's bytes: no IN_IMAGE or SAVED record), replayed: FINAL.
 export_round_trip () {
   local log=$1 base=$2 final=$3 d=$4
   "$WTRACK" export --format dm-log-writes --base "$base" --final-image "$final" \
     "$log" "$d/x.dm" &&
     "$WTRACK" import dm-log-writes -s "$(stat -c %s "$base")" "$d/x.dm" "$d/imp.wtlog" &&
+    ! "$WTRACK" dump "$d/imp.wtlog" | grep -qE 'SAVED|IN_IMAGE' &&
     "$WTRACK" replay "$d/imp.wtlog" --base "$base" --out "$d/imp.img" &&
     cmp "$d/imp.img" "$final"
 }
