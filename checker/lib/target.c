@@ -368,7 +368,7 @@ bool
 wtc_target_apply (struct wt_image *t, const struct wtlog_record *rec,
                   GError **error)
 {
-  char err[512];
+  char err[1024];          /* room for a resolver message naming two files */
   if (wt_record_in_image (rec) && !t->resolve) {
     g_set_error (error, WTC_ERROR, 0, "seq %" PRIu64 ": WRITE flagged IN_IMAGE: "
                  "its bytes are in the run's final image (--final-image), and "
