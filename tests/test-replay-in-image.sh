@@ -12,7 +12,7 @@
 require_tools jq cmp cksum
 MKINIMAGE=$TOP/tests/tools/mkinimage
 require_built "$WTRACK" "$MKINIMAGE"
-plan 15
+plan 21
 
 run=$T/run
 mkdir -p "$run"
@@ -20,6 +20,16 @@ mkdir -p "$run"
 log=$run/writes.wtlog
 
 check_in_image "$log" "$run/base.img" "$run/disk.img"
+
+# IN_IMAGE writes longer than a dm-log-writes entry of the export holds
+# (8 MiB): the 17 MiB one goes out as 3 entries, read a piece at a time.
+big=$T/big
+mkdir -p "$big"
+"$MKINIMAGE" "$big" big
+check_in_image "$big/writes.wtlog" "$big/base.img" "$big/disk.img"
+check "the export of the big run has 10 entries (17 MiB in 3)" \
+  eval '"$WTRACK" export -v --format dm-log-writes --base "$big/base.img" "$big/writes.wtlog" \
+      "$T/big.dm" 2>&1 | grep -q ": 10 entries "'
 
 # The crafted run: each point as the tool's own model of the disk.
 bad=0 n=0

@@ -18,6 +18,9 @@
 #include "sector-hash.h"
 #include "wtlog.h"
 
+/* The most bytes of an IN_IMAGE record in one entry (and in memory). */
+#define WTC_EXPORT_PIECE (8u << 20)
+
 struct wtc_export {
   const char *log;
   struct wtc_dmlog_writer *w;
@@ -25,8 +28,7 @@ struct wtc_export {
   struct wt_image *scratch;     /* with --base: the disk so far */
   unsigned char *edges;         /* an edge sector read back (unaligned records) */
   struct wt_resolve *resolve;   /* where IN_IMAGE records' bytes are */
-  unsigned char *in_image;      /* the bytes of the IN_IMAGE record at hand */
-  uint64_t in_image_cap;
+  unsigned char *in_image;      /* a piece of an IN_IMAGE record's bytes */
   uint64_t dropped_failed, marks_written, rewritten;
 };
 
@@ -161,28 +163,32 @@ wtc_export_disk_record (struct wtc_export *x, const struct wtlog_record *rec,
                                 rec->length / WT_SECTOR_SIZE, data, error);
 }
 
-/* An IN_IMAGE record as a WRITE with its bytes (resolved, checked against
- * its hashes), in x->in_image: a request's length at most, as the reader
- * holds a record with data. */
+/* An IN_IMAGE record (whole sectors) as write entries of at most
+ * WTC_EXPORT_PIECE bytes each, as import splits long entries (FUA on each
+ * when it had it): its bytes resolved a piece at a time and checked
+ * against its hashes, so memory is one piece whatever its length. */
 static bool
 wtc_export_in_image (struct wtc_export *x, const struct wtlog_record *rec,
-                     struct wtlog_record *full, GError **error)
+                     GError **error)
 {
   char err[1024];
-  if (rec->length > x->in_image_cap) {
-    g_free (x->in_image);
-    x->in_image = g_malloc (rec->length);
-    x->in_image_cap = rec->length;
-  }
-  if (wt_resolve_read (x->resolve, rec->seq, 0, rec->length, x->in_image, rec->hashes,
-                       err, sizeof err) == -1) {
-    g_set_error (error, WTC_ERROR, 0, "%s", err);
+  if (x->scratch && !wtc_target_apply (x->scratch, rec, error))
     return false;
+  uint64_t n;
+  for (uint64_t done = 0; done < rec->length; done += n) {
+    n = MIN (rec->length - done, (uint64_t) WTC_EXPORT_PIECE);
+    if (!x->in_image)
+      x->in_image = g_malloc (WTC_EXPORT_PIECE);
+    if (wt_resolve_read (x->resolve, rec->seq, done, n, x->in_image, rec->hashes,
+                         err, sizeof err) == -1) {
+      g_set_error (error, WTC_ERROR, 0, "%s", err);
+      return false;
+    }
+    if (!wtc_dmlog_write_entry (x->w, wtc_export_entry_flags (rec),
+                                (rec->offset + done) / WT_SECTOR_SIZE,
+                                n / WT_SECTOR_SIZE, x->in_image, error))
+      return false;
   }
-  *full = *rec;
-  full->flags = (uint16_t) ((rec->flags & ~(WTLOG_F_IN_IMAGE | WTLOG_F_APPLIED))
-                            | WTLOG_F_DATA);
-  full->data = x->in_image;
   return true;
 }
 
@@ -190,16 +196,12 @@ static bool
 wtc_export_record (struct wtc_export *x, const struct wtlog_record *rec,
                    GError **error)
 {
-  struct wtlog_record full;
   if (rec->flags & WTLOG_F_FAILED) {
     x->dropped_failed++;
     return true;
   }
-  if (wt_record_in_image (rec)) {
-    if (!wtc_export_in_image (x, rec, &full, error))
-      return false;
-    rec = &full;
-  }
+  if (wt_record_in_image (rec))
+    return wtc_export_in_image (x, rec, error);
   switch (rec->type) {
   case WTLOG_WRITE: case WTLOG_ZERO: case WTLOG_TRIM:
     return wtc_export_disk_record (x, rec, error);
@@ -212,16 +214,18 @@ wtc_export_record (struct wtc_export *x, const struct wtlog_record *rec,
   }
 }
 
-/* The scratch disk lives beside OUT, unlinked at once. */
+/* The scratch disk lives beside OUT, unlinked at once; IN_IMAGE records
+ * are applied to it from resolve. */
 static struct wt_image *
 wtc_export_scratch (const char *out, const char *base, uint64_t disk_size,
-                    GError **error)
+                    const struct wt_resolve *resolve, GError **error)
 {
   g_autofree char *path = g_strdup_printf ("%s.scratch-%d", out, (int) getpid ());
   struct wt_image *t = wtc_target_create (path, disk_size, disk_size, error);
   if (!t)
     return NULL;
   unlink (path);
+  t->resolve = resolve;
   if (!wtc_target_copy_base (t, base, disk_size, error)) {
     wtc_target_close (t);
     return NULL;
@@ -266,7 +270,8 @@ wtc_export_dmlog (const struct wtc_export_request *o)
   }
   bool ok = (x.resolve = wtc_resolve_open (log, o->final_image, "dm-log-writes", &error))
     && (x.marks = wtc_export_marks (log, o->channel, &error))
-    && (!o->base || (x.scratch = wtc_export_scratch (out, o->base, h.disk_size, &error)))
+    && (!o->base || (x.scratch = wtc_export_scratch (out, o->base, h.disk_size,
+                                                     x.resolve, &error)))
     && (x.w = wtc_dmlog_writer_open (out, WT_SECTOR_SIZE, &error))
     && wtc_export_run (&x, r, &error);
   uint64_t entries = x.w ? wtc_dmlog_writer_count (x.w) : 0;

@@ -2,14 +2,17 @@
  * records, SAVED records), as the plugin leaves it, for the tests of
  * replay, crash and export (tests/test-replay-in-image.sh).
  *
- *   mkinimage DIR
+ *   mkinimage DIR [big]
  *
  * writes DIR/base.img (the disk before the run), DIR/writes.wtlog,
  * DIR/disk.img (the run's final image), and DIR/expect-SEQ.img, the disk
  * after record SEQ, for each SEQ listed in DIR/points (one a line: every
  * record that changes the disk, every FLUSH, and 0, the base).  Before a
  * change overwrites bytes an IN_IMAGE record still owns, the SAVED record
- * of those sectors comes first, as the plugin writes it. */
+ * of those sectors comes first, as the plugin writes it.  The run is on a
+ * 1 MiB disk; with `big`, on a 24 MiB disk with IN_IMAGE writes of 17 MiB
+ * and 1 MiB (longer than what one dm-log-writes entry of an export holds),
+ * and DIR/points lists 0 only. */
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -21,13 +24,15 @@
 #include "sector-hash.h"
 #include "wtlog.h"
 
-#define DISK (1u << 20)
-#define SECTORS (DISK / WT_SECTOR_SIZE)
+#define DISK_MAX (24u << 20)
+#define SECTORS_MAX (DISK_MAX / WT_SECTOR_SIZE)
 
 static const char *dir;
 static struct wtlog_writer *w;
-static unsigned char disk[DISK];
-static bool owned[SECTORS];     /* its bytes are an IN_IMAGE record's */
+static uint64_t disk_size = 1u << 20;
+static bool big;                /* expected images of the base only */
+static unsigned char disk[DISK_MAX];
+static bool owned[SECTORS_MAX]; /* its bytes are an IN_IMAGE record's */
 static FILE *points;
 static uint64_t t_now = 1000;
 
@@ -44,7 +49,7 @@ write_image (const char *name, const unsigned char *bytes)
   char path[4096];
   snprintf (path, sizeof path, "%s/%s", dir, name);
   int fd = open (path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0 || write (fd, bytes, DISK) != DISK || close (fd) != 0)
+  if (fd < 0 || write (fd, bytes, disk_size) != (ssize_t) disk_size || close (fd) != 0)
     die (path);
 }
 
@@ -52,6 +57,8 @@ static void
 point (uint64_t seq)
 {
   char name[64];
+  if (big && seq)
+    return;
   snprintf (name, sizeof name, "expect-%" PRIu64 ".img", seq);
   write_image (name, disk);
   fprintf (points, "%" PRIu64 "\n", seq);
@@ -149,25 +156,10 @@ flush (void)
   point (append (WTLOG_FLUSH, 0, 0, 0, NULL));
 }
 
-int
-main (int argc, char **argv)
+/* Every way the bytes move, on a 1 MiB disk. */
+static void
+small_run (void)
 {
-  if (argc != 2)
-    die ("usage: mkinimage DIR");
-  dir = argv[1];
-  char path[4096], err[256];
-  snprintf (path, sizeof path, "%s/points", dir);
-  if (!(points = fopen (path, "w")))
-    die (path);
-  fill (0, DISK, 99);
-  write_image ("base.img", disk);
-  point (0);
-  struct wtlog_header h;
-  wtlog_header_init (&h, DISK, 0, true, "mkinimage");
-  snprintf (path, sizeof path, "%s/writes.wtlog", dir);
-  if (!(w = wtlog_writer_open (path, &h, err, sizeof err)))
-    die (err);
-  append (WTLOG_OPEN, 0, WTLOG_EXPORT_DISK, DISK, NULL);
   in_image (64 << 10, 64 << 10, 1, 0);              /* A */
   write_data (0, 100, 2, 0);
   flush ();
@@ -184,7 +176,47 @@ main (int argc, char **argv)
   flush ();
   in_image (800 << 10, 64 << 10, 8, 0);              /* E: only the image */
   write_data (520 << 10, 4096, 9, 0);                /* over C again */
-  append (WTLOG_CLOSE, 0, WTLOG_EXPORT_DISK, DISK, NULL);
+}
+
+/* Writes longer than an export's entry, on a 24 MiB disk. */
+static void
+big_run (void)
+{
+  in_image (0, 17 << 20, 1, 0);
+  write_data ((4 << 20) + 100, 1000, 2, 0);          /* saved first */
+  flush ();
+  in_image (20 << 20, 1 << 20, 3, WTLOG_F_FUA);
+  zero (WTLOG_ZERO, 9 << 20, 1 << 20);               /* saved first */
+  flush ();
+}
+
+int
+main (int argc, char **argv)
+{
+  if (argc < 2 || argc > 3 || (argc == 3 && strcmp (argv[2], "big") != 0))
+    die ("usage: mkinimage DIR [big]");
+  dir = argv[1];
+  big = argc == 3;
+  if (big)
+    disk_size = DISK_MAX;
+  char path[4096], err[256];
+  snprintf (path, sizeof path, "%s/points", dir);
+  if (!(points = fopen (path, "w")))
+    die (path);
+  fill (0, disk_size, 99);
+  write_image ("base.img", disk);
+  point (0);
+  struct wtlog_header h;
+  wtlog_header_init (&h, disk_size, 0, true, "mkinimage");
+  snprintf (path, sizeof path, "%s/writes.wtlog", dir);
+  if (!(w = wtlog_writer_open (path, &h, err, sizeof err)))
+    die (err);
+  append (WTLOG_OPEN, 0, WTLOG_EXPORT_DISK, disk_size, NULL);
+  if (big)
+    big_run ();
+  else
+    small_run ();
+  append (WTLOG_CLOSE, 0, WTLOG_EXPORT_DISK, disk_size, NULL);
   append (WTLOG_CLOSE, 0, 0, 0, NULL);
   if (wtlog_writer_close (w) == -1 || fclose (points) != 0)
     die ("close");
