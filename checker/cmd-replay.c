@@ -73,9 +73,10 @@ wtc_replay_parse (int argc, char **argv, struct wtc_replay_opts *o)
     "A WRITE flagged IN_IMAGE (data=on wrote its bytes into the run's image\n"
     "only) is written from the SAVED records after it and the run's final\n"
     "image (--final-image, default disk.img beside LOG), checked against its\n"
-    "hashes. When BASE is that final image (recovering a killed run onto its\n"
-    "own image), APPLIED records, IN_IMAGE ones included, are skipped: the\n"
-    "image holds them.\n"
+    "hashes. When BASE is that image itself (a killed run recovered onto its\n"
+    "own image), the other APPLIED records are skipped (only the image has\n"
+    "their bytes), and IN_IMAGE ones are written again from it in their\n"
+    "place, so that no earlier record applied again is left over them.\n"
     "\n"
     "Exit status: 0 the image was written up to the point asked for; 2 an\n"
     "error, or a torn log that ended before that point (what came before the\n"
@@ -185,16 +186,14 @@ wtc_replay_say (const struct wtc_replay_stats *st, gint64 usecs)
               secs > 0 ? (double) st->bytes / secs / 1e9 : 0.0);
 }
 
-/* Where IN_IMAGE records' bytes come from: nowhere when the base is the
- * run's final image itself (a killed run's recovery: the image holds
- * them, and every APPLIED record is skipped), else the resolver. */
+/* Where IN_IMAGE records' bytes come from, the base being the final image
+ * or not.  A killed data=on run recovered onto its own image (--base
+ * disk.img) needs them too: skipping them as APPLIED would leave an
+ * earlier record that overlaps one, applied again, over its bytes. */
 static bool
 wtc_replay_resolver (const struct wtc_replay_opts *o, const char *log,
                      struct wt_resolve **resolve, GError **error)
 {
-  g_autofree char *final = wtc_final_image (log, o->final_image);
-  if (final && wtc_same_file (o->base, final))
-    return true;
   *resolve = wtc_resolve_open (log, o->final_image, "replay", error);
   return *resolve != NULL;
 }

@@ -12,7 +12,7 @@
 require_tools jq cmp cksum
 MKINIMAGE=$TOP/tests/tools/mkinimage
 require_built "$WTRACK" "$MKINIMAGE"
-plan 21
+plan 22
 
 run=$T/run
 mkdir -p "$run"
@@ -79,11 +79,17 @@ check_fails "export with that image fails too" \
   "$WTRACK" export --format dm-log-writes --base "$run/base.img" --final-image "$T/changed.img" \
   "$log" "$T/c.dm"
 
-# A killed run's recovery onto the run's own image (the base is the final
-# image) skips APPLIED records, IN_IMAGE ones included: the image holds
-# them, so even its changed byte of E stays, where resolving E would fail.
-check "replay --base FINAL (recovery onto the run's own image) skips IN_IMAGE records" \
-  eval '"$WTRACK" replay "$log" --base "$T/changed.img" --final-image "$T/changed.img" \
-      --out "$T/own.img" && cmp "$T/own.img" "$T/changed.img"'
+# A killed run recovered onto its own image (--base disk.img): the small
+# write W1 is applied again, and the IN_IMAGE write W2 over it must be
+# written again after it (from that image), not skipped as APPLIED.
+killed=$T/killed
+mkdir -p "$killed"
+"$MKINIMAGE" "$killed" killed
+check "a killed run replayed onto its own image: W1, then W2 over it from the image, then W3" \
+  eval '"$WTRACK" replay "$killed/writes.wtlog" --base "$killed/disk.img" --out "$T/rec.img" &&
+    cmp "$T/rec.img" "$killed/expect-recovered.img"'
+check "... as from base.img" \
+  eval '"$WTRACK" replay "$killed/writes.wtlog" --base "$killed/base.img" --out "$T/rec2.img" &&
+    cmp "$T/rec2.img" "$killed/expect-recovered.img"'
 
 done_testing

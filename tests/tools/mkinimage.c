@@ -2,7 +2,7 @@
  * records, SAVED records), as the plugin leaves it, for the tests of
  * replay, crash and export (tests/test-replay-in-image.sh).
  *
- *   mkinimage DIR [big]
+ *   mkinimage DIR [big|killed]
  *
  * writes DIR/base.img (the disk before the run), DIR/writes.wtlog,
  * DIR/disk.img (the run's final image), and DIR/expect-SEQ.img, the disk
@@ -12,7 +12,11 @@
  * of those sectors comes first, as the plugin writes it.  The run is on a
  * 1 MiB disk; with `big`, on a 24 MiB disk with IN_IMAGE writes of 17 MiB
  * and 1 MiB (longer than what one dm-log-writes entry of an export holds),
- * and DIR/points lists 0 only. */
+ * and DIR/points lists 0 only.  With `killed`, a run killed after a small
+ * write and an IN_IMAGE write over it, with a small write after them that
+ * the plugin's mover had not written to the image yet: no final CLOSE,
+ * DIR/disk.img the image as the kill left it, DIR/expect-recovered.img
+ * the disk the log says (0 only in DIR/points). */
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -31,6 +35,7 @@ static const char *dir;
 static struct wtlog_writer *w;
 static uint64_t disk_size = 1u << 20;
 static bool big;                /* expected images of the base only */
+static bool killed;             /* disk.img is the image at the kill */
 static unsigned char disk[DISK_MAX];
 static bool owned[SECTORS_MAX]; /* its bytes are an IN_IMAGE record's */
 static FILE *points;
@@ -57,7 +62,7 @@ static void
 point (uint64_t seq)
 {
   char name[64];
-  if (big && seq)
+  if ((big || killed) && seq)
     return;
   snprintf (name, sizeof name, "expect-%" PRIu64 ".img", seq);
   write_image (name, disk);
@@ -190,13 +195,26 @@ big_run (void)
   flush ();
 }
 
+/* Killed with W3 in the log only: the image has W1, then W2 over it. */
+static void
+killed_run (void)
+{
+  write_data (0, 4096, 1, 0);                        /* W1 */
+  in_image (0, 8192, 2, 0);                          /* W2, over W1 */
+  write_image ("disk.img", disk);
+  write_data (16384, 4096, 3, 0);                    /* W3, not moved */
+  write_image ("expect-recovered.img", disk);
+}
+
 int
 main (int argc, char **argv)
 {
-  if (argc < 2 || argc > 3 || (argc == 3 && strcmp (argv[2], "big") != 0))
-    die ("usage: mkinimage DIR [big]");
+  if (argc < 2 || argc > 3
+      || (argc == 3 && strcmp (argv[2], "big") != 0 && strcmp (argv[2], "killed") != 0))
+    die ("usage: mkinimage DIR [big|killed]");
   dir = argv[1];
-  big = argc == 3;
+  big = argc == 3 && strcmp (argv[2], "big") == 0;
+  killed = argc == 3 && !big;
   if (big)
     disk_size = DISK_MAX;
   char path[4096], err[256];
@@ -212,6 +230,12 @@ main (int argc, char **argv)
   if (!(w = wtlog_writer_open (path, &h, err, sizeof err)))
     die (err);
   append (WTLOG_OPEN, 0, WTLOG_EXPORT_DISK, disk_size, NULL);
+  if (killed) {
+    killed_run ();
+    if (wtlog_writer_close (w) == -1 || fclose (points) != 0)
+      die ("close");
+    return 0;
+  }
   if (big)
     big_run ();
   else
