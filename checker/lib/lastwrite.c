@@ -369,7 +369,7 @@ wtc_store_log_applied (const char *log, const char *image, GError **error)
                "and not closed: nbdkit stopped before it applied the log, and %s does "
                "not hold what the log says was written (it is the disk as it was at the "
                "start of the run, or partly updated); make the disk after the run with: "
-               "wtrack replay %s --base %s --out %s, then give it as the image (--image %s)",
-               log, image, qlog, qbase, qreplayed, qreplayed);
+               "wtrack replay %s --base %s --final-image %s --out %s, then give it as "
+               "the image (--image %s)", log, image, qlog, qbase, qbase, qreplayed, qreplayed);
   return false;
 }
