@@ -229,7 +229,8 @@ wtc_replay_run (const struct wtc_replay_opts *o)
   g_autoptr (wtc_resolve) resolve = NULL;
   bool ready = wtc_replay_stop_from_opts (o, log, &h, &stop, &error)
     && wtc_base_size (o->base, h.disk_size, &base_size, &error)
-    && wtc_replay_resolver (o, log, &resolve, &error);
+    && wtc_replay_resolver (o, log, &resolve, &error)
+    && wtc_out_not_final (o->out, log, o->final_image, resolve, &error);
   g_autoptr (wtc_target) t = ready
     ? wtc_target_create (o->out, MAX (base_size, h.disk_size), h.disk_size, &error)
     : NULL;

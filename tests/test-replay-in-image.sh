@@ -12,7 +12,7 @@
 require_tools jq cmp cksum
 MKINIMAGE=$TOP/tests/tools/mkinimage
 require_built "$WTRACK" "$MKINIMAGE"
-plan 22
+plan 23
 
 run=$T/run
 mkdir -p "$run"
@@ -42,6 +42,10 @@ check "replay to each of the $n points (every change, every FLUSH) is the disk e
   test "$n" -gt 10 -a "$bad" = 0
 check "disk.img beside the log is the default final image" \
   eval '"$WTRACK" replay "$log" --base "$run/base.img" --out "$T/d.img" && cmp "$T/d.img" "$run/disk.img"'
+cp "$run/disk.img" "$T/final-copy.img"
+check "replay --out the final image is refused, and leaves it as it was" \
+  eval '! "$WTRACK" replay "$log" --base "$run/base.img" --out "$run/disk.img" 2>"$T/out.err" &&
+    grep -q "is the run.s final image" "$T/out.err" && cmp "$run/disk.img" "$T/final-copy.img"'
 check "dump names the type SAVED and the flag IN_IMAGE" \
   eval '"$WTRACK" dump "$log" | grep -q "SAVED.*DATA" &&
     "$WTRACK" dump "$log" | grep -q "WRITE *APPLIED,IN_IMAGE"'

@@ -269,6 +269,7 @@ wtc_export_dmlog (const struct wtc_export_request *o)
     return WT_EXIT_ERROR;
   }
   bool ok = (x.resolve = wtc_resolve_open (log, o->final_image, "dm-log-writes", &error))
+    && wtc_out_not_final (out, log, o->final_image, x.resolve, &error)
     && (x.marks = wtc_export_marks (log, o->channel, &error))
     && (!o->base || (x.scratch = wtc_export_scratch (out, o->base, h.disk_size,
                                                      x.resolve, &error)))

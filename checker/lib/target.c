@@ -89,6 +89,19 @@ wtc_resolve_open (const char *log, const char *final, const char *who,
 }
 
 bool
+wtc_out_not_final (const char *out, const char *log, const char *final,
+                   const struct wt_resolve *r, GError **error)
+{
+  g_autofree char *image = wtc_final_image (log, final);
+  if (!image || !wt_resolve_first_final_seq (r) || !wtc_same_file (out, image))
+    return true;
+  g_set_error (error, WTC_ERROR, 0, "%s is the run's final image, which holds "
+               "the bytes of %s's IN_IMAGE writes (seq %" PRIu64 " first): the "
+               "output must go elsewhere", out, log, wt_resolve_first_final_seq (r));
+  return false;
+}
+
+bool
 wtc_same_file (const char *a, const char *b)
 {
   struct stat sa, sb;

@@ -35,6 +35,11 @@ char *wtc_final_image (const char *log, const char *final);
  * image holds and there is none (naming its seq and --final-image). */
 struct wt_resolve *wtc_resolve_open (const char *log, const char *final,
                                      const char *who, GError **error);
+/* Whether out (a command's output, about to be created or truncated) is
+ * not the final image r reads bytes from; false with an error naming both
+ * when it is. */
+bool wtc_out_not_final (const char *out, const char *log, const char *final,
+                        const struct wt_resolve *r, GError **error);
 typedef struct wt_resolve wtc_resolve;
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (wtc_resolve, wt_resolve_close)
 
