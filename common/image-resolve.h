@@ -28,11 +28,14 @@ struct wt_resolve;
 bool wt_record_in_image (const struct wtlog_record *rec);
 
 /* One pass over the log at log_path (opened as every reader opens it: a
- * killed plugin's ring is put into the log first).  final_image: the run's
- * final image, or NULL when there is none (reading bytes it holds is then
- * an error).  A torn log is no error here: the records before the tear are
- * resolved, as the readers apply only those.  NULL with err set when the
- * log or the final image cannot be opened. */
+ * killed plugin's ring is put into the log first), reading the records'
+ * fixed parts and the SAVED records whole, not the other payloads.
+ * final_image: the run's final image, or NULL when there is none (reading
+ * bytes it holds is then an error).  A torn log is no error here: the pass
+ * ends at a bad fixed part or SAVED record, as a reader does (a bad
+ * payload elsewhere ends the command's own reading, which then applies
+ * nothing after it).  NULL with err set when the log or the final image
+ * cannot be opened. */
 struct wt_resolve *wt_resolve_open (const char *log_path, const char *final_image,
                                     char *err, size_t errlen);
 void wt_resolve_close (struct wt_resolve *r);
