@@ -19,6 +19,7 @@ wtc_crash_opts_free (struct wtc_crash_opts *o)
   g_free (o->check);
   g_free (o->log);
   g_free (o->base);
+  g_free (o->final_image);
   g_free (o->json);
   g_free (o->channel);
   g_free (o->chunks);
@@ -41,6 +42,7 @@ wtc_crash_parse (int argc, char **argv, struct wtc_crash_opts *o)
     { "btrfs-chunks", 0, 0, G_OPTION_ARG_FILENAME, &o->chunks, "btrfs's chunk map, for the oracle's extents (default RUN_DIR/btrfs-chunks.txt when it exists)", "FILE" },
     { "log", 0, 0, G_OPTION_ARG_FILENAME, &o->log, "the write log (default RUN_DIR/writes.wtlog)", "LOG" },
     { "base", 0, 0, G_OPTION_ARG_FILENAME, &o->base, "the disk before the run (default RUN_DIR/base.img)", "FILE" },
+    { "final-image", 0, 0, G_OPTION_ARG_FILENAME, &o->final_image, "the run's image after the run, which holds the bytes of IN_IMAGE writes (default: disk.img beside the log, when it exists)", "FILE" },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o->args, NULL, NULL },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
@@ -56,6 +58,9 @@ wtc_crash_parse (int argc, char **argv, struct wtc_crash_opts *o)
     "\n"
     "States: the initial one (base.img), a prefix after every FLUSH and FUA\n"
     "write, the end of the log, and with --reorder subsets of each epoch.\n"
+    "A WRITE flagged IN_IMAGE (data=on kept its bytes in the run's image\n"
+    "only) is written from the SAVED records after it and the run's final\n"
+    "image (--final-image), checked against its hashes.\n"
     "\n"
     "The checkpoint oracle (runs with the guest's --checkpoint): in every\n"
     "state at or after MARK \"checkpoint K\", the files fsynced by then must\n"

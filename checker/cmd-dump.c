@@ -40,7 +40,7 @@ wtc_dump_header_text (const char *path, const struct wtlog_header *h)
           h->version, h->disk_size, h->channel_size, flags[0] ? flags : "-",
           h->creator[0] ? h->creator : "-", wtc_fmt_run_id (h->run_id, id, sizeof id),
           wtc_fmt_iso (h->start_realtime_ns, when, sizeof when));
-  printf ("# %8s %12s %12s %-7s %-14s %4s %14s %10s %-16s %s\n", "seq", "t_start",
+  printf ("# %8s %12s %12s %-7s %-20s %4s %14s %10s %-16s %s\n", "seq", "t_start",
           "t_end", "type", "flags", "conn", "offset", "length", "hash", "hashes");
 }
 
@@ -50,7 +50,7 @@ wtc_dump_record_text (const struct wtlog_record *rec)
   char ts[32], te[32], fl[64], hash[20] = "-", errbuf[32];
   if (rec->nhashes)
     snprintf (hash, sizeof hash, "%016" PRIx64, rec->hashes[0]);
-  printf ("  %8" PRIu64 " %12s %12s %-7s %-14s %4" PRIu32 " %14" PRIu64 " %10" PRIu64 " %-16s %" PRIu64,
+  printf ("  %8" PRIu64 " %12s %12s %-7s %-20s %4" PRIu32 " %14" PRIu64 " %10" PRIu64 " %-16s %" PRIu64,
           rec->seq, wtc_fmt_secs (rec->t_start, ts, sizeof ts),
           wtc_fmt_secs (rec->t_end, te, sizeof te), wtlog_type_name (rec->type),
           wtc_fmt_record_flags (rec->flags, fl, sizeof fl), rec->conn,

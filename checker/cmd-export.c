@@ -14,6 +14,7 @@ struct wtc_export_opts {
   char *format;
   char *channel;
   char *base;
+  char *final_image;
   gboolean verbose;
   char **args;
 };
@@ -24,6 +25,7 @@ wtc_export_opts_free (struct wtc_export_opts *o)
   g_free (o->format);
   g_free (o->channel);
   g_free (o->base);
+  g_free (o->final_image);
   g_strfreev (o->args);
 }
 
@@ -34,6 +36,7 @@ wtc_export_parse (int argc, char **argv, struct wtc_export_opts *o)
     { "format", 'f', 0, G_OPTION_ARG_STRING, &o->format, "the format to write: dm-log-writes", "FORMAT" },
     { "channel", 'c', 0, G_OPTION_ARG_FILENAME, &o->channel, "the run's channel.bin: its MARKs become MARK entries", "FILE" },
     { "base", 'b', 0, G_OPTION_ARG_FILENAME, &o->base, "the disk before the run: needed when a request is not sector-aligned (its sectors are written whole)", "FILE" },
+    { "final-image", 0, 0, G_OPTION_ARG_FILENAME, &o->final_image, "the run's image after the run, which holds the bytes of IN_IMAGE writes (default: disk.img beside LOG, when it exists)", "FILE" },
     { "verbose", 'v', 0, G_OPTION_ARG_NONE, &o->verbose, "say what was written and dropped", NULL },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o->args, NULL, NULL },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
@@ -45,7 +48,10 @@ wtc_export_parse (int argc, char **argv, struct wtc_export_opts *o)
     "write entries (FUA kept), ZERO records writes of zeroes, TRIM records\n"
     "DISCARD entries, FLUSH records FLUSH entries, and with --channel the\n"
     "guest's MARKs become MARK entries where their CHANNEL record lies.\n"
-    "FAILED requests, OPEN, CLOSE and other CHANNEL records are dropped.\n"
+    "FAILED requests, OPEN, CLOSE, SAVED and other CHANNEL records are\n"
+    "dropped. A WRITE flagged IN_IMAGE (data=on kept its bytes in the run's\n"
+    "image only) is written with its bytes from the SAVED records after it\n"
+    "and the run's final image (--final-image), checked against its hashes.\n"
     "Sector size 512. Exit status: 0 written, 2 an error.");
   g_option_context_add_main_entries (ctx, entries, NULL);
   if (!wtc_cli_parse (ctx, &argc, &argv))
@@ -71,7 +77,7 @@ wt_cmd_export (int argc, char **argv)
     {
     struct wtc_export_request req = {
       .log = o.args[0], .out = o.args[1], .channel = o.channel, .base = o.base,
-      .verbose = o.verbose,
+      .final_image = o.final_image, .verbose = o.verbose,
     };
     status = wtc_export_dmlog (&req);
   }

@@ -19,6 +19,7 @@
 
 struct wtc_replay_opts {
   char *base;
+  char *final_image;
   char *out;
   char *channel;
   gint64 to_seq;
@@ -34,6 +35,7 @@ static void
 wtc_replay_opts_free (struct wtc_replay_opts *o)
 {
   g_free (o->base);
+  g_free (o->final_image);
   g_free (o->out);
   g_free (o->channel);
   g_free (o->to_mark);
@@ -48,6 +50,7 @@ wtc_replay_parse (int argc, char **argv, struct wtc_replay_opts *o)
   GOptionEntry entries[] = {
     { "base", 'b', 0, G_OPTION_ARG_FILENAME, &o->base, "the disk before the run (base.img)", "FILE" },
     { "out", 'o', 0, G_OPTION_ARG_FILENAME, &o->out, "the image to write (a file, or a block device)", "IMAGE" },
+    { "final-image", 0, 0, G_OPTION_ARG_FILENAME, &o->final_image, "the run's image after the run, which holds the bytes of IN_IMAGE writes (default: disk.img beside LOG, when it exists)", "FILE" },
     { "to-seq", 0, 0, G_OPTION_ARG_INT64, &o->to_seq, "stop after the record with this seq", "N" },
     { "to-flush", 0, 0, G_OPTION_ARG_INT64, &o->to_flush, "stop after the K-th successful FLUSH", "K" },
     { "to-mark", 0, 0, G_OPTION_ARG_STRING, &o->to_mark, "stop after the CHANNEL record that carried the guest's MARK LABEL (needs --channel)", "LABEL" },
@@ -63,8 +66,16 @@ wtc_replay_parse (int argc, char **argv, struct wtc_replay_opts *o)
     "Apply the WRITE, ZERO and TRIM records of a write log recorded with\n"
     "data=on, in log order, to a copy of BASE, and write the result to IMAGE\n"
     "(sparse: zeroed and trimmed ranges become holes). FAILED requests, FLUSH,\n"
-    "CHANNEL, OPEN and CLOSE records leave the disk alone. At most one --to-*\n"
-    "option picks the point to stop at; without one the whole log is applied.\n"
+    "CHANNEL, OPEN, CLOSE and SAVED records leave the disk alone. At most one\n"
+    "--to-* option picks the point to stop at; without one the whole log is\n"
+    "applied.\n"
+    "\n"
+    "A WRITE flagged IN_IMAGE (data=on wrote its bytes into the run's image\n"
+    "only) is written from the SAVED records after it and the run's final\n"
+    "image (--final-image, default disk.img beside LOG), checked against its\n"
+    "hashes. When BASE is that final image (recovering a killed run onto its\n"
+    "own image), APPLIED records, IN_IMAGE ones included, are skipped: the\n"
+    "image holds them.\n"
     "\n"
     "Exit status: 0 the image was written up to the point asked for; 2 an\n"
     "error, or a torn log that ended before that point (what came before the\n"
@@ -174,6 +185,20 @@ wtc_replay_say (const struct wtc_replay_stats *st, gint64 usecs)
               secs > 0 ? (double) st->bytes / secs / 1e9 : 0.0);
 }
 
+/* Where IN_IMAGE records' bytes come from: nowhere when the base is the
+ * run's final image itself (a killed run's recovery: the image holds
+ * them, and every APPLIED record is skipped), else the resolver. */
+static bool
+wtc_replay_resolver (const struct wtc_replay_opts *o, const char *log,
+                     struct wt_resolve **resolve, GError **error)
+{
+  g_autofree char *final = wtc_final_image (log, o->final_image);
+  if (final && wtc_same_file (o->base, final))
+    return true;
+  *resolve = wtc_resolve_open (log, o->final_image, "replay", error);
+  return *resolve != NULL;
+}
+
 static int
 wtc_replay_run (const struct wtc_replay_opts *o)
 {
@@ -202,11 +227,15 @@ wtc_replay_run (const struct wtc_replay_opts *o)
     wtlog_reader_close (r);
     return WT_EXIT_ERROR;
   }
+  g_autoptr (wtc_resolve) resolve = NULL;
   bool ready = wtc_replay_stop_from_opts (o, log, &h, &stop, &error)
-    && wtc_base_size (o->base, h.disk_size, &base_size, &error);
+    && wtc_base_size (o->base, h.disk_size, &base_size, &error)
+    && wtc_replay_resolver (o, log, &resolve, &error);
   g_autoptr (wtc_target) t = ready
     ? wtc_target_create (o->out, MAX (base_size, h.disk_size), h.disk_size, &error)
     : NULL;
+  if (t)
+    t->resolve = resolve;
   bool progress = isatty (STDERR_FILENO)
     && wtlog_reader_status (r)->file_size >= WTC_PROGRESS_MIN_LOG;
   if (!t || !wtc_target_copy_base (t, o->base, h.disk_size, &error)

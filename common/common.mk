@@ -1,7 +1,7 @@
 # common/: the formats, CRC32C and the sector hash, linked into every part.
 # Built twice: for the host, and static without glib for the guest.
 COMMON_SRCS = common/crc32c.c common/wtlog.c common/wtlog-read.c common/wtlog-strip.c common/wtlog-ring.c common/channel.c \
-	common/manifest.c common/fileio.c common/image-apply.c common/search.c \
+	common/manifest.c common/fileio.c common/image-apply.c common/image-resolve.c common/search.c \
 	common/sector-hash.c common/sector-hash-avx2.c
 COMMON_OBJS = $(COMMON_SRCS:.c=.o)
 COMMON_PIC_OBJS = $(COMMON_SRCS:.c=.pic.o)

@@ -7,15 +7,19 @@
 #include <linux/fs.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "fileio.h"
+#include "image-resolve.h"
 #include "sector-hash.h"
 
 #define WT_APPLY_SECTOR_MASK ((uint64_t) WT_SECTOR_SIZE - 1)
 #define WT_APPLY_ZERO_CHUNK (1u << 20)
+/* The most bytes of an IN_IMAGE record held in memory at once. */
+#define WT_APPLY_RESOLVE_CHUNK (1u << 20)
 
 static int __attribute__ ((format (printf, 3, 4)))
 wt_apply_fail (char *err, size_t errlen, const char *fmt, ...)
@@ -109,16 +113,56 @@ wt_record_changes_disk (const struct wtlog_record *rec)
 }
 
 int
-wt_image_apply (struct wt_image *t, const struct wtlog_record *rec, char *err,
-                size_t errlen)
+wt_image_write_in_image (struct wt_image *t, uint64_t seq, uint64_t offset,
+                         uint64_t length, const uint64_t *hashes, char *err,
+                         size_t errlen)
 {
-  if (!wt_record_changes_disk (rec) || (rec->flags & WTLOG_F_APPLIED))
-    return 0;
+  if (!t->resolve)
+    return wt_apply_fail (err, errlen, "seq %" PRIu64 ": WRITE %" PRIu64 "+%"
+                          PRIu64 " is IN_IMAGE: its bytes are in the run's "
+                          "final image, and none was given", seq, offset, length);
+  size_t chunk = length < WT_APPLY_RESOLVE_CHUNK ? (size_t) length
+    : WT_APPLY_RESOLVE_CHUNK;
+  char *buf = malloc (chunk ? chunk : 1);
+  if (!buf)
+    return wt_apply_fail (err, errlen, "seq %" PRIu64 ": malloc: %s", seq,
+                          strerror (errno));
+  int rc = 0;
+  for (uint64_t done = 0; rc == 0 && done < length; done += chunk) {
+    uint64_t n = length - done < chunk ? length - done : chunk;
+    rc = wt_resolve_read (t->resolve, seq, done, n, buf, hashes, err, errlen);
+    if (rc == 0)
+      rc = wt_image_write (t, offset + done, buf, n, err, errlen);
+  }
+  free (buf);
+  return rc;
+}
+
+/* The record's range lies inside the image. */
+static int
+wt_apply_in_bounds (struct wt_image *t, const struct wtlog_record *rec,
+                    char *err, size_t errlen)
+{
   if (rec->offset > t->size || rec->length > t->size - rec->offset)
     return wt_apply_fail (err, errlen, "seq %" PRIu64 ": %s %" PRIu64 "+%"
                           PRIu64 " lies outside %s (%" PRIu64 " bytes)",
                           rec->seq, wtlog_type_name (rec->type), rec->offset,
                           rec->length, t->path, t->size);
+  return 0;
+}
+
+int
+wt_image_apply (struct wt_image *t, const struct wtlog_record *rec, char *err,
+                size_t errlen)
+{
+  if (wt_record_in_image (rec) && t->resolve)
+    return wt_apply_in_bounds (t, rec, err, errlen) == -1 ? -1
+      : wt_image_write_in_image (t, rec->seq, rec->offset, rec->length,
+                                 rec->hashes, err, errlen);
+  if (!wt_record_changes_disk (rec) || (rec->flags & WTLOG_F_APPLIED))
+    return 0;
+  if (wt_apply_in_bounds (t, rec, err, errlen) == -1)
+    return -1;
   if (rec->type != WTLOG_WRITE)
     return wt_image_zero (t, rec->offset, rec->length, err, errlen);
   if (!rec->data)

@@ -179,15 +179,52 @@ wtlog_reader_bad (struct wtlog_reader *r, uint64_t at, const char *fmt, ...)
   return -1;
 }
 
+/* The rules of IN_IMAGE and SAVED (doc/formats.md): NULL when rec keeps
+ * them, else what it breaks. */
+static const char *
+wtlog_one_copy_check (const struct wtlog_header *h,
+                      const struct wtlog_record *rec)
+{
+  bool whole = rec->offset % WT_SECTOR_SIZE == 0
+    && rec->length % WT_SECTOR_SIZE == 0;
+  bool data_log = h->flags & WTLOG_H_DATA;
+  if (rec->flags & WTLOG_F_IN_IMAGE) {
+    if (rec->type != WTLOG_WRITE)
+      return "IN_IMAGE on a record that is not a WRITE";
+    if (!data_log)
+      return "IN_IMAGE in a log without DATA";
+    if (!(rec->flags & WTLOG_F_APPLIED))
+      return "IN_IMAGE without APPLIED";
+    if (rec->flags & WTLOG_F_DATA)
+      return "IN_IMAGE with DATA";
+    if (!whole)
+      return "IN_IMAGE on a range that is not whole sectors";
+  }
+  if (rec->type == WTLOG_SAVED) {
+    if (rec->flags & ~WTLOG_F_DATA)
+      return "SAVED with a flag other than DATA";
+    if (data_log && !(rec->flags & WTLOG_F_DATA))
+      return "SAVED without DATA in a log with DATA";
+    if (!data_log && (rec->flags & WTLOG_F_DATA))
+      return "SAVED with DATA in a log without DATA";
+    if (!whole)
+      return "SAVED on a range that is not whole sectors";
+  }
+  return NULL;
+}
+
 const char *
 wtlog_fixed_check (const struct wtlog_header *h, uint64_t last_seq,
                    const unsigned char p[WTLOG_FIXED_SIZE],
                    const struct wtlog_record *rec, char *why, size_t whylen)
 {
-  if (rec->type < WTLOG_WRITE || rec->type > WTLOG_CLOSE)
+  if (rec->type < WTLOG_WRITE || rec->type > WTLOG_TYPE_MAX)
     return snprintf (why, whylen, "unknown type %u", rec->type), why;
   if (rec->flags & ~WTLOG_F_ALL)
     return snprintf (why, whylen, "unknown flags 0x%x", rec->flags), why;
+  const char *one_copy = wtlog_one_copy_check (h, rec);
+  if (one_copy)
+    return one_copy;
   if (wt_get32 (p + 20) != 0)
     return "reserved field is not zero";
   if (rec->seq != last_seq + 1)

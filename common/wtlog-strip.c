@@ -55,7 +55,10 @@ wtlog_strip_records (struct wtlog_reader *r, struct wtlog_writer *w,
   int next;
   while ((next = wtlog_reader_next (r, &rec)) == 0) {
     uint64_t seq = rec.seq;
-    rec.flags &= ~WTLOG_F_DATA;
+    /* Without the payloads of the SAVED records, an IN_IMAGE record's
+     * bytes can no longer be found: the flag would promise them.  APPLIED
+     * stays (the change reached the image first). */
+    rec.flags &= (uint16_t) ~(WTLOG_F_DATA | WTLOG_F_IN_IMAGE);
     if (wtlog_writer_append (w, &rec, rec.hashes, NULL) == -1)
       return wtlog_fail (err, errlen, "write: %s: %m", tmp);
     if (rec.seq != seq)

@@ -139,7 +139,7 @@ wtlog_type_name (uint16_t type)
   static const char *const names[] = {
     [WTLOG_WRITE] = "WRITE", [WTLOG_ZERO] = "ZERO", [WTLOG_TRIM] = "TRIM",
     [WTLOG_FLUSH] = "FLUSH", [WTLOG_CHANNEL] = "CHANNEL",
-    [WTLOG_OPEN] = "OPEN", [WTLOG_CLOSE] = "CLOSE",
+    [WTLOG_OPEN] = "OPEN", [WTLOG_CLOSE] = "CLOSE", [WTLOG_SAVED] = "SAVED",
   };
   if (type < sizeof names / sizeof names[0] && names[type])
     return names[type];
@@ -157,7 +157,7 @@ wtlog_sectors_touched (uint64_t offset, uint64_t length)
 bool
 wtlog_has_hashes (uint16_t type, uint16_t flags)
 {
-  return (type == WTLOG_WRITE || type == WTLOG_CHANNEL)
+  return (type == WTLOG_WRITE || type == WTLOG_CHANNEL || type == WTLOG_SAVED)
     && !(flags & WTLOG_F_FAILED);
 }
 

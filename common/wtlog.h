@@ -37,7 +37,12 @@ enum wtlog_type {
   WTLOG_CHANNEL = 5,
   WTLOG_OPEN = 6,
   WTLOG_CLOSE = 7,
+  /* The disk's bytes of a range (whole sectors) as the records before it
+   * leave them, kept before a change overwrites bytes an IN_IMAGE record
+   * put in the image: it does not change the disk (doc/formats.md). */
+  WTLOG_SAVED = 8,
 };
+#define WTLOG_TYPE_MAX WTLOG_SAVED
 
 enum wtlog_record_flag {
   WTLOG_F_FUA = 1,
@@ -50,8 +55,13 @@ enum wtlog_record_flag {
    * record onto the image as it moves it into the log without its bytes.
    * An apply onto that image skips it. */
   WTLOG_F_APPLIED = 32,
+  /* data=on: a whole-sector WRITE whose request wrote the image itself, so
+   * its record (APPLIED, no DATA, hashes kept) holds no bytes: the first
+   * SAVED record after it that covers a byte holds that byte, else the
+   * run's final image does (image-resolve.h). */
+  WTLOG_F_IN_IMAGE = 64,
 };
-#define WTLOG_F_ALL 63u
+#define WTLOG_F_ALL 127u
 
 enum wtlog_header_flag {
   WTLOG_H_DATA = 1,

@@ -55,6 +55,10 @@ TEST_HELPERS += tests/tools/ckptfiles tests/tools/dropwrites
 # dm-log-writes entries of several GiB): the bounded-memory tests.
 TEST_HELPERS += tests/tools/craftlog
 
+# A data=on run whose large writes kept one copy (IN_IMAGE and SAVED
+# records), with the disk it expects at each point (test-replay-in-image).
+TEST_HELPERS += tests/tools/mkinimage
+
 # The shell tests that need no boot, again with the sanitized wtrack and
 # plugin: tests/asan/test-NAME.sh is a link to tests/asan-run.sh, which
 # runs tests/test-NAME.sh so (prove shows each under its own name).
@@ -64,7 +68,8 @@ TEST_HELPERS += tests/tools/craftlog
 SAN_SHELL_TESTS = $(patsubst %,tests/asan/test-%.sh,checker-check check-btrfs-chunks check-trace checker-dump \
 	checker-inputs checker-fifo crash-check campaign-records campaign-blocks \
 	crash-reorder interchange-dmlog plugin-faults plugin-fio \
-	plugin-kill plugin-qemu-io plugin-queue plugin-ring-kill replay-logs replay-points)
+	plugin-kill plugin-qemu-io plugin-queue plugin-ring-kill replay-logs replay-points \
+	replay-in-image)
 tests/asan/test-%.sh: tests/test-%.sh tests/asan-run.sh
 	@mkdir -p tests/asan
 	ln -sf ../asan-run.sh $@

@@ -169,8 +169,9 @@ wtc_html_record (struct wtc_html_data *d, const struct wtlog_record *rec)
   uint64_t x = d->x_is_seq ? rec->seq : rec->t_start;
   if (d->want_seq->len)
     wtc_html_note_seq (d, rec->seq, (double) x);
+  /* A SAVED record keeps bytes of the disk; it changes nothing. */
   if (rec->type == WTLOG_CHANNEL || rec->type == WTLOG_OPEN || rec->type == WTLOG_CLOSE
-      || (rec->flags & WTLOG_F_FAILED))
+      || rec->type == WTLOG_SAVED || (rec->flags & WTLOG_F_FAILED))
     return;
   unsigned col = wtc_html_tl_col (d, x);
   if (rec->type == WTLOG_FLUSH) {

@@ -28,6 +28,7 @@ struct wtc_crash_opts {
   char *check;
   char *log;
   char *base;
+  char *final_image;
   char *json;
   char *channel;
   char *chunks;
@@ -55,6 +56,7 @@ struct wtc_crash {
   const struct wtc_crash_opts *o;
   char *dir;                    /* RUN_DIR/crash */
   struct wt_image *scratch;
+  struct wt_resolve *resolve;   /* where IN_IMAGE records' bytes are */
   char *channel;                /* the channel the oracle reads */
   struct wtc_oracle *oracle;    /* NULL: no channel */
   struct wtc_jobs *jobs;

@@ -41,8 +41,9 @@ wtc_epoch_add (GArray *epoch, const struct wtlog_record *rec)
 {
   struct wtc_epoch_write w = {
     .seq = rec->seq, .offset = rec->offset, .length = rec->length,
-    .data_at = rec->type == WTLOG_WRITE
+    .data_at = rec->type == WTLOG_WRITE && rec->data
       ? rec->log_offset + WTLOG_FIXED_SIZE + 8 * rec->nhashes : 0,
+    .in_image = wt_record_in_image (rec),
   };
   g_array_append_val (epoch, w);
 }
@@ -193,6 +194,15 @@ wtc_epoch_apply (struct wt_image *t, int log_fd, const struct wtc_epoch_write *w
 {
   if (undo && !wtc_undo_save (undo, t, w->offset, w->length, error))
     return false;
+  if (w->in_image) {
+    char err[1024];
+    /* Checked against its hashes when the walk first applied it. */
+    if (wt_image_write_in_image (t, w->seq, w->offset, w->length, NULL, err,
+                                 sizeof err) == 0)
+      return true;
+    g_set_error (error, WTC_ERROR, 0, "%s", err);
+    return false;
+  }
   if (!w->data_at)
     return wtc_target_zero (t, w->offset, w->length, error);
   g_autofree unsigned char *buf = g_malloc (MIN (MAX (w->length, 1),

@@ -19,12 +19,13 @@ struct wtc_epoch_write {
   uint64_t seq;
   uint64_t offset, length;
   uint64_t data_at;             /* byte of its data in the log; 0: zeroes */
+  bool in_image;                /* IN_IMAGE: its bytes come from t->resolve */
 };
 
 /* GArray of struct wtc_epoch_write. */
 GArray *wtc_epoch_new (void);
 /* rec must change the disk (wtc_record_changes_disk) and, if a WRITE,
- * carry its data. */
+ * carry its data or be IN_IMAGE (applied through the image's resolver). */
 void wtc_epoch_add (GArray *epoch, const struct wtlog_record *rec);
 
 struct wtc_undo;

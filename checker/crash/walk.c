@@ -152,7 +152,7 @@ static bool
 wtc_crash_record (struct wtc_crash *c, const struct wtlog_record *rec, GError **error)
 {
   if (wtc_record_changes_disk (rec)) {
-    if (rec->type == WTLOG_WRITE && !rec->data) {
+    if (rec->type == WTLOG_WRITE && !rec->data && !wt_record_in_image (rec)) {
       g_set_error (error, WTC_ERROR, 0, "seq %" PRIu64 ": WRITE has no data", rec->seq);
       return false;
     }
@@ -264,6 +264,10 @@ wtc_crash_setup (struct wtc_crash *c, const char *run_dir, const char *log,
   c->scratch = wtc_target_create (scratch, h->disk_size, h->disk_size, error);
   if (!c->scratch || !wtc_target_copy_base (c->scratch, base, h->disk_size, error))
     return false;
+  c->resolve = wtc_resolve_open (log, c->o->final_image, "each crash state", error);
+  if (!c->resolve)
+    return false;
+  c->scratch->resolve = c->resolve;
   if (c->o->reorder) {
     char err[512];
     c->log_fd = wt_open_input (log, O_RDONLY | O_CLOEXEC, err, sizeof err);
@@ -301,6 +305,7 @@ wtc_crash_free (struct wtc_crash *c)
   if (c->rand)
     g_rand_free (c->rand);
   wtc_target_close (c->scratch);
+  wt_resolve_close (c->resolve);
   wtc_oracle_free (c->oracle);
   g_free (c->dir);
   g_free (c->channel);

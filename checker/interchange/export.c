@@ -24,6 +24,9 @@ struct wtc_export {
   GHashTable *marks;            /* CHANNEL seq -> GPtrArray of labels */
   struct wt_image *scratch;     /* with --base: the disk so far */
   unsigned char *edges;         /* an edge sector read back (unaligned records) */
+  struct wt_resolve *resolve;   /* where IN_IMAGE records' bytes are */
+  unsigned char *in_image;      /* the bytes of the IN_IMAGE record at hand */
+  uint64_t in_image_cap;
   uint64_t dropped_failed, marks_written, rewritten;
 };
 
@@ -158,13 +161,44 @@ wtc_export_disk_record (struct wtc_export *x, const struct wtlog_record *rec,
                                 rec->length / WT_SECTOR_SIZE, data, error);
 }
 
+/* An IN_IMAGE record as a WRITE with its bytes (resolved, checked against
+ * its hashes), in x->in_image: a request's length at most, as the reader
+ * holds a record with data. */
+static bool
+wtc_export_in_image (struct wtc_export *x, const struct wtlog_record *rec,
+                     struct wtlog_record *full, GError **error)
+{
+  char err[1024];
+  if (rec->length > x->in_image_cap) {
+    g_free (x->in_image);
+    x->in_image = g_malloc (rec->length);
+    x->in_image_cap = rec->length;
+  }
+  if (wt_resolve_read (x->resolve, rec->seq, 0, rec->length, x->in_image, rec->hashes,
+                       err, sizeof err) == -1) {
+    g_set_error (error, WTC_ERROR, 0, "%s", err);
+    return false;
+  }
+  *full = *rec;
+  full->flags = (uint16_t) ((rec->flags & ~(WTLOG_F_IN_IMAGE | WTLOG_F_APPLIED))
+                            | WTLOG_F_DATA);
+  full->data = x->in_image;
+  return true;
+}
+
 static bool
 wtc_export_record (struct wtc_export *x, const struct wtlog_record *rec,
                    GError **error)
 {
+  struct wtlog_record full;
   if (rec->flags & WTLOG_F_FAILED) {
     x->dropped_failed++;
     return true;
+  }
+  if (wt_record_in_image (rec)) {
+    if (!wtc_export_in_image (x, rec, &full, error))
+      return false;
+    rec = &full;
   }
   switch (rec->type) {
   case WTLOG_WRITE: case WTLOG_ZERO: case WTLOG_TRIM:
@@ -230,7 +264,8 @@ wtc_export_dmlog (const struct wtc_export_request *o)
     wtlog_reader_close (r);
     return WT_EXIT_ERROR;
   }
-  bool ok = (x.marks = wtc_export_marks (log, o->channel, &error))
+  bool ok = (x.resolve = wtc_resolve_open (log, o->final_image, "dm-log-writes", &error))
+    && (x.marks = wtc_export_marks (log, o->channel, &error))
     && (!o->base || (x.scratch = wtc_export_scratch (out, o->base, h.disk_size, &error)))
     && (x.w = wtc_dmlog_writer_open (out, WT_SECTOR_SIZE, &error))
     && wtc_export_run (&x, r, &error);
@@ -252,6 +287,8 @@ wtc_export_dmlog (const struct wtc_export_request *o)
   wtlog_reader_close (r);
   wtc_target_close (x.scratch);
   g_free (x.edges);
+  g_free (x.in_image);
+  wt_resolve_close (x.resolve);
   if (x.marks)
     g_hash_table_unref (x.marks);
   return ok ? WT_EXIT_OK : WT_EXIT_ERROR;

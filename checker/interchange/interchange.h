@@ -28,6 +28,8 @@ struct wtc_export_request {
   const char *out;       /* the dm-log-writes log to write */
   const char *channel;   /* the run's channel.bin (its MARKs); NULL: none */
   const char *base;      /* the disk before the run (unaligned requests); NULL */
+  const char *final_image; /* the run's final image (IN_IMAGE writes' bytes);
+                              NULL: disk.img beside the log, if there */
   bool verbose;
 };
 

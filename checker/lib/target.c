@@ -50,6 +50,44 @@ wtc_log_needs_payloads (const char *log, const struct wtlog_header *h,
   return false;
 }
 
+char *
+wtc_final_image (const char *log, const char *final)
+{
+  if (final)
+    return g_strdup (final);
+  g_autofree char *dir = g_path_get_dirname (log);
+  char *beside = g_build_filename (dir, "disk.img", NULL);
+  if (g_file_test (beside, G_FILE_TEST_EXISTS))
+    return beside;
+  g_free (beside);
+  return NULL;
+}
+
+struct wt_resolve *
+wtc_resolve_open (const char *log, const char *final, const char *who,
+                  GError **error)
+{
+  char err[1024];
+  g_autofree char *image = wtc_final_image (log, final);
+  struct wt_resolve *r = wt_resolve_open (log, image, err, sizeof err);
+  if (!r) {
+    g_set_error (error, WTC_ERROR, 0, "%s", err);
+    return NULL;
+  }
+  uint64_t seq = wt_resolve_first_final_seq (r);
+  if (seq && !image) {
+    g_autofree char *dir = g_path_get_dirname (log);
+    g_autofree char *beside = g_build_filename (dir, "disk.img", NULL);
+    g_set_error (error, WTC_ERROR, 0, "%s: seq %" PRIu64 " is a WRITE flagged "
+                 "IN_IMAGE (data=on wrote its bytes into the run's image only): "
+                 "%s needs the run's final image; give --final-image FILE (there "
+                 "is no %s)", log, seq, who, beside);
+    wt_resolve_close (r);
+    return NULL;
+  }
+  return r;
+}
+
 bool
 wtc_same_file (const char *a, const char *b)
 {
@@ -330,11 +368,18 @@ bool
 wtc_target_apply (struct wt_image *t, const struct wtlog_record *rec,
                   GError **error)
 {
-  char err[512];
+  char err[1024];          /* room for a resolver message naming two files */
+  if (wt_record_in_image (rec) && !t->resolve) {
+    g_set_error (error, WTC_ERROR, 0, "seq %" PRIu64 ": WRITE flagged IN_IMAGE: "
+                 "its bytes are in the run's final image (--final-image), and "
+                 "none was given", rec->seq);
+    return false;
+  }
   /* crash and export start from base.img, which lacks a queue's applied
    * records (their bytes are only in the run's image): refused, not
    * skipped, so no state is silently wrong. */
-  if (rec->flags & WTLOG_F_APPLIED) {
+  if ((rec->flags & WTLOG_F_APPLIED) && !wt_record_in_image (rec)
+      && wt_record_changes_disk (rec)) {
     g_set_error (error, WTC_ERROR, 0, "seq %" PRIu64 ": %s flagged APPLIED: its "
                  "bytes are only in the run's image (the log of a killed "
                  "stage=on data=off run); wtrack replay can rebuild the disk "

@@ -10,6 +10,7 @@
 #include <glib.h>
 
 #include "image-apply.h"
+#include "image-resolve.h"
 #include "wtlog.h"
 
 /* The image is common/image-apply.h's struct wt_image: its apply code is
@@ -17,9 +18,25 @@
 
 /* Whether the log whose header is h carries its writes' bytes, which every
  * command that rebuilds a disk from it needs; false with an error naming
- * the log and what (who) needed them when it does not. */
+ * the log and what (who) needed them when it does not.  (In a log with
+ * DATA, an IN_IMAGE record's bytes are elsewhere: wtc_resolve_open finds
+ * them, and wtc_target_apply writes them.) */
 bool wtc_log_needs_payloads (const char *log, const struct wtlog_header *h,
                              const char *who, GError **error);
+
+/* The run's final image for log: final when given (--final-image), else
+ * disk.img in the log's directory when it exists, else NULL.  g_free it. */
+char *wtc_final_image (const char *log, const char *final);
+
+/* Where the bytes of log's IN_IMAGE records are, for a command (who) that
+ * rebuilds the disk onto another image than the run's own: final as for
+ * wtc_final_image.  NULL with an error when the log or the final image
+ * cannot be read, or when some IN_IMAGE record has bytes only the final
+ * image holds and there is none (naming its seq and --final-image). */
+struct wt_resolve *wtc_resolve_open (const char *log, const char *final,
+                                     const char *who, GError **error);
+typedef struct wt_resolve wtc_resolve;
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (wtc_resolve, wt_resolve_close)
 
 /* Whether a and b name the same file or device (the output must never be
  * the base: creating it would truncate the base). */
@@ -61,10 +78,12 @@ bool wtc_target_read (struct wt_image *t, uint64_t offset, void *buf,
                       uint64_t len, GError **error);
 bool wtc_target_sync (struct wt_image *t, GError **error);
 
-/* What a log record does to the disk, applied to t: WRITE writes its data,
- * ZERO and TRIM zero their range, everything else (FLUSH, CHANNEL, OPEN,
- * CLOSE, FAILED requests) leaves the disk alone. A WRITE without data is an
- * error naming its seq. */
+/* What a log record does to the disk, applied to t: WRITE writes its data
+ * (an IN_IMAGE one its bytes resolved through t->resolve), ZERO and TRIM
+ * zero their range, everything else (FLUSH, CHANNEL, OPEN, CLOSE, SAVED,
+ * FAILED requests) leaves the disk alone. A WRITE without data, an
+ * IN_IMAGE one without t->resolve and another APPLIED change are errors
+ * naming the seq. */
 bool wtc_target_apply (struct wt_image *t, const struct wtlog_record *rec,
                        GError **error);
 /* Whether wtc_target_apply changes the disk for this record. */

@@ -47,6 +47,7 @@ wtc_fmt_record_flags (uint16_t flags, char *buf, size_t len)
     { WTLOG_F_FUA, "FUA" }, { WTLOG_F_MAY_TRIM, "MAY_TRIM" },
     { WTLOG_F_FAST_ZERO, "FAST_ZERO" }, { WTLOG_F_DATA, "DATA" },
     { WTLOG_F_FAILED, "FAILED" }, { WTLOG_F_APPLIED, "APPLIED" },
+    { WTLOG_F_IN_IMAGE, "IN_IMAGE" },
   };
   size_t used = 0;
   buf[0] = '\0';

@@ -105,7 +105,7 @@ wtc_replay_apply (struct wt_image *t, struct wtlog_reader *r,
                   struct wtc_replay_stats *st, GError **error)
 {
   struct wtlog_record rec = { 0 };
-  char err[512];
+  char err[1024];
   struct wtc_progress bar = {
     .on = progress, .total = wtlog_reader_status (r)->file_size,
     .started = g_get_monotonic_time (),

@@ -284,6 +284,51 @@ write_log (const char *path, const struct channel *ch, bool data, bool closed)
     die ("extend", path);     /* space allocated ahead by a killed writer */
 }
 
+/* A data=on log whose large writes kept one copy: IN_IMAGE records (no
+ * bytes, hashes kept), the SAVED records of what later changes overwrote,
+ * a small write, a zero. */
+static void
+write_in_image_log (const char *path)
+{
+  char err[256];
+  struct wtlog_header h;
+  unsigned char bytes[4096];
+  uint64_t hashes[8];
+  wtlog_header_init (&h, DISK_SIZE, 0, true, "mkseeds");
+  struct wtlog_writer *w = wtlog_writer_open (path, &h, err, sizeof err);
+  if (!w)
+    die ("open", path);
+  struct {
+    uint16_t type, flags;
+    uint64_t offset, length;
+  } recs[] = {
+    { WTLOG_OPEN, 0, WTLOG_EXPORT_DISK, DISK_SIZE },
+    { WTLOG_WRITE, WTLOG_F_IN_IMAGE | WTLOG_F_APPLIED, 8192, 4096 },
+    { WTLOG_SAVED, WTLOG_F_DATA, 9216, 1024 },
+    { WTLOG_WRITE, WTLOG_F_DATA, 9300, 100 },
+    { WTLOG_FLUSH, 0, 0, 0 },
+    { WTLOG_WRITE, WTLOG_F_IN_IMAGE | WTLOG_F_APPLIED | WTLOG_F_FUA, 16384, 2048 },
+    { WTLOG_SAVED, WTLOG_F_DATA, 16384, 512 },
+    { WTLOG_ZERO, 0, 16384, 512 },
+    { WTLOG_CLOSE, 0, WTLOG_EXPORT_DISK, DISK_SIZE },
+    { WTLOG_CLOSE, 0, 0, 0 },
+  };
+  for (size_t i = 0; i < sizeof recs / sizeof recs[0]; i++) {
+    struct wtlog_record rec = {
+      .type = recs[i].type, .flags = recs[i].flags, .offset = recs[i].offset,
+      .length = recs[i].length, .t_start = 1000 * i, .t_end = 1000 * i + 10,
+      .conn = recs[i].type == WTLOG_CLOSE && !recs[i].length ? 0 : 1,
+    };
+    for (size_t b = 0; b < sizeof bytes; b++)
+      bytes[b] = (unsigned char) (i * 41 + b);
+    wt_sector_hashes (bytes, sizeof bytes / SECTOR, hashes);
+    if (wtlog_writer_append (w, &rec, hashes, bytes) != 0)
+      die ("append", path);
+  }
+  if (wtlog_writer_close (w) != 0)
+    die ("close", path);
+}
+
 static unsigned char *
 slurp (const char *path, size_t *len)
 {
@@ -495,6 +540,9 @@ main (int argc, char **argv)
     write_file ("check", path, log, len, ch.buf, ch.len + SECTOR, disk, sizeof disk);
     free (log);
   }
+  char in_image[4096];
+  snprintf (in_image, sizeof in_image, "%s/wtlog/run-in-image.wtlog", dir);
+  write_in_image_log (in_image);
   campaigns ();
   collect_seeds ();
   cold_seed ("cold.bin", &fs, 0);

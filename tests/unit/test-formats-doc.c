@@ -420,16 +420,17 @@ check_wtlog (void)
   const struct named types[] = {
     { "WRITE", WTLOG_WRITE }, { "ZERO", WTLOG_ZERO }, { "TRIM", WTLOG_TRIM },
     { "FLUSH", WTLOG_FLUSH }, { "CHANNEL", WTLOG_CHANNEL }, { "OPEN", WTLOG_OPEN },
-    { "CLOSE", WTLOG_CLOSE },
+    { "CLOSE", WTLOG_CLOSE }, { "SAVED", WTLOG_SAVED },
   };
-  check_values ("wtlog record types", "writes.wtlog", "Record types", types, 7,
-                false, WTLOG_CLOSE);
+  check_values ("wtlog record types", "writes.wtlog", "Record types", types, 8,
+                false, WTLOG_TYPE_MAX);
   const struct named rflags[] = {
     { "FUA", WTLOG_F_FUA }, { "MAY_TRIM", WTLOG_F_MAY_TRIM },
     { "FAST_ZERO", WTLOG_F_FAST_ZERO }, { "DATA", WTLOG_F_DATA },
     { "FAILED", WTLOG_F_FAILED }, { "APPLIED", WTLOG_F_APPLIED },
+    { "IN_IMAGE", WTLOG_F_IN_IMAGE },
   };
-  check_values ("wtlog record flags", "writes.wtlog", "Record flags", rflags, 6,
+  check_values ("wtlog record flags", "writes.wtlog", "Record flags", rflags, 7,
                 true, WTLOG_F_ALL);
 }
 

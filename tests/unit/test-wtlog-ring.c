@@ -77,7 +77,8 @@ large_record (int i)
 }
 
 /* Record i of the log: an OPEN, then WRITEs with data of various sizes
- * and offsets, among them FLUSHes, ZEROs, TRIMs and CHANNEL writes, then
+ * and offsets, among them FLUSHes, ZEROs, TRIMs, CHANNEL writes, SAVED
+ * records and IN_IMAGE writes (data=on's one copy of large writes), then
  * the connection's CLOSE and the final CLOSE.  With large, some WRITEs
  * are of DIRECT_LENGTH bytes. */
 static void
@@ -108,6 +109,18 @@ make_record (int i, bool large, struct wtlog_record *rec)
     rec->type = WTLOG_TRIM;
     rec->offset = 1 << 20;
     rec->length = 1 << 16;
+  }
+  else if (i % 17 == 0) {       /* data=on's one copy: the bytes kept */
+    rec->type = WTLOG_SAVED;
+    rec->flags = WTLOG_F_DATA;
+    rec->offset = 8192 * (uint64_t) i;
+    rec->length = 4096;
+  }
+  else if (i % 19 == 0) {       /* ... and a write that kept none */
+    rec->type = WTLOG_WRITE;
+    rec->flags = WTLOG_F_IN_IMAGE | WTLOG_F_APPLIED;
+    rec->offset = 8192 * (uint64_t) i;
+    rec->length = 8192;
   }
   else {
     rec->type = i % 9 == 0 ? WTLOG_CHANNEL : WTLOG_WRITE;

@@ -13,7 +13,7 @@
 
 static char dir[] = "/tmp/wtlog-strip-test.XXXXXX";
 
-enum { NRECS = 6 };
+enum { NRECS = 8 };
 
 struct sample {
   struct wtlog_record rec;
@@ -24,7 +24,8 @@ struct sample {
 static struct sample samples[NRECS];
 
 /* OPEN, an unaligned WRITE with data (3 sectors), a ZERO, a FAILED write,
- * a CHANNEL write with data, the final CLOSE (conn 0) unless !closed. */
+ * a CHANNEL write with data, an IN_IMAGE write (2 sectors, no data), the
+ * SAVED record of its bytes, the final CLOSE (conn 0) unless !closed. */
 static void
 make_samples (void)
 {
@@ -34,6 +35,8 @@ make_samples (void)
     { WTLOG_ZERO, WTLOG_F_MAY_TRIM, 1, 8192, 4096 },
     { WTLOG_WRITE, WTLOG_F_FAILED, 1, 512, 512 },
     { WTLOG_CHANNEL, WTLOG_F_DATA, 2, 0, 512 },
+    { WTLOG_WRITE, WTLOG_F_IN_IMAGE | WTLOG_F_APPLIED, 1, 4096, 1024 },
+    { WTLOG_SAVED, WTLOG_F_DATA, 1, 4096, 1024 },
     { WTLOG_CLOSE, 0, 0, 0, 0 },
   };
   for (int i = 0; i < NRECS; i++) {
@@ -96,7 +99,8 @@ stripped_as_expected (const struct wtlog_record *rec, int i)
 {
   const struct wtlog_record *want = &samples[i].rec;
   if (rec->seq != (uint64_t) i + 1 || rec->type != want->type
-      || rec->flags != (want->flags & ~WTLOG_F_DATA) || rec->conn != want->conn
+      || rec->flags != (want->flags & ~(WTLOG_F_DATA | WTLOG_F_IN_IMAGE))
+      || rec->conn != want->conn
       || rec->err != want->err || rec->t_start != want->t_start
       || rec->t_end != want->t_end || rec->offset != want->offset
       || rec->length != want->length || rec->data != NULL)

@@ -351,6 +351,110 @@ test_fixed_check (void)
           "a record ending before it starts is refused: %s", e ? e : "accepted");
 }
 
+/* The rules of IN_IMAGE and SAVED, each broken once, checked against a
+ * log with or without DATA. */
+static const char *
+one_copy_check (bool data_log, uint16_t type, uint16_t flags, uint64_t offset,
+                uint64_t length, char *why, size_t whylen)
+{
+  struct wtlog_header h;
+  wtlog_header_init (&h, 1 << 20, 1 << 16, data_log, "test-wtlog");
+  static uint64_t hashes[8];
+  static unsigned char data[4096];
+  struct wtlog_record rec = {
+    .type = type, .flags = flags, .seq = 1, .offset = offset, .length = length,
+  };
+  unsigned char fixed[WTLOG_FIXED_SIZE];
+  struct iovec iov[4];
+  if (wtlog_encode (&rec, hashes, data, fixed, iov) < 0)
+    return "encode failed";
+  return wtlog_fixed_check (&h, 0, fixed, &rec, why, whylen);
+}
+
+static void
+test_one_copy_check (void)
+{
+  const uint16_t in_image = WTLOG_F_IN_IMAGE | WTLOG_F_APPLIED;
+  const struct {
+    bool data_log;
+    uint16_t type, flags;
+    uint64_t offset, length;
+    const char *refused;        /* NULL: sound */
+  } cases[] = {
+    { true, WTLOG_WRITE, in_image, 1024, 2048, NULL },
+    { true, WTLOG_WRITE, in_image | WTLOG_F_FUA, 0, 4096, NULL },
+    { true, WTLOG_SAVED, WTLOG_F_DATA, 512, 1024, NULL },
+    { false, WTLOG_SAVED, 0, 512, 1024, NULL },
+    { true, WTLOG_ZERO, in_image, 0, 512, "IN_IMAGE on a record that is not a WRITE" },
+    { true, WTLOG_SAVED, WTLOG_F_DATA | WTLOG_F_IN_IMAGE, 0, 512, "IN_IMAGE on a record that is not a WRITE" },
+    { false, WTLOG_WRITE, in_image, 0, 512, "IN_IMAGE in a log without DATA" },
+    { true, WTLOG_WRITE, WTLOG_F_IN_IMAGE, 0, 512, "IN_IMAGE without APPLIED" },
+    { true, WTLOG_WRITE, in_image | WTLOG_F_DATA, 0, 512, "IN_IMAGE with DATA" },
+    { true, WTLOG_WRITE, in_image, 100, 512, "not whole sectors" },
+    { true, WTLOG_WRITE, in_image, 512, 700, "not whole sectors" },
+    { true, WTLOG_SAVED, 0, 0, 512, "SAVED without DATA in a log with DATA" },
+    { false, WTLOG_SAVED, WTLOG_F_DATA, 0, 512, "SAVED with DATA in a log without DATA" },
+    { true, WTLOG_SAVED, WTLOG_F_DATA | WTLOG_F_FUA, 0, 512, "SAVED with a flag other than DATA" },
+    { true, WTLOG_SAVED, WTLOG_F_DATA | WTLOG_F_FAILED, 0, 512, "SAVED with a flag other than DATA" },
+    { true, WTLOG_SAVED, WTLOG_F_DATA, 1000, 512, "SAVED on a range that is not whole sectors" },
+    { true, WTLOG_SAVED + 1, 0, 0, 0, "unknown type 9" },
+    { true, WTLOG_WRITE, 128 | WTLOG_F_DATA, 0, 512, "unknown flags 0x88" },
+  };
+  int good = 0, n = (int) (sizeof cases / sizeof cases[0]);
+  for (int i = 0; i < n; i++) {
+    char why[256];
+    const char *e = one_copy_check (cases[i].data_log, cases[i].type, cases[i].flags,
+                                    cases[i].offset, cases[i].length, why, sizeof why);
+    bool ok = cases[i].refused ? e && strstr (e, cases[i].refused) : !e;
+    if (!ok)
+      printf ("# case %d (type %u flags 0x%x %" PRIu64 "+%" PRIu64 "): %s\n", i,
+                cases[i].type, cases[i].flags, cases[i].offset, cases[i].length,
+                e ? e : "sound");
+    good += ok;
+  }
+  tap_ok (good == n, "IN_IMAGE and SAVED: %d of %d records sound or refused as due",
+          good, n);
+}
+
+/* A log written by the writer with a SAVED record, then an IN_IMAGE record
+ * on a range that is not whole sectors: the reader reads the first and
+ * refuses the second with its byte offset and why. */
+static void
+test_one_copy_reader (void)
+{
+  struct wtlog_header h;
+  char err[256];
+  wtlog_header_init (&h, 1 << 20, 0, true, "test-wtlog");
+  struct wtlog_writer *w = wtlog_writer_open (path, &h, err, sizeof err);
+  uint64_t hashes[4] = { 1, 2, 3, 4 };
+  unsigned char data[1024] = { 7 };
+  struct wtlog_record saved = {
+    .type = WTLOG_SAVED, .flags = WTLOG_F_DATA, .conn = 1, .offset = 512, .length = 1024,
+  };
+  struct wtlog_record bad = {
+    .type = WTLOG_WRITE, .flags = WTLOG_F_IN_IMAGE | WTLOG_F_APPLIED, .conn = 1,
+    .offset = 256, .length = 1024,
+  };
+  if (!w || wtlog_writer_append (w, &saved, hashes, data) == -1
+      || wtlog_writer_append (w, &bad, hashes, NULL) == -1 || wtlog_writer_close (w) == -1)
+    exit (2);
+  struct wtlog_reader *r = wtlog_reader_open (path, NULL, err, sizeof err);
+  struct wtlog_record rec;
+  bool first = r && wtlog_reader_next (r, &rec) == 0 && rec.type == WTLOG_SAVED
+    && rec.nhashes == 2 && rec.hashes[1] == 2 && rec.data && rec.data[0] == 7;
+  int rc = r ? wtlog_reader_next (r, &rec) : 0;
+  const struct wtlog_status *st = r ? wtlog_reader_status (r) : NULL;
+  uint64_t at = WTLOG_HEADER_SIZE + saved.size;
+  char want[64];
+  snprintf (want, sizeof want, "bad record at byte %" PRIu64 " (after seq 1)", at);
+  tap_ok (first && rc == -1 && st->torn && st->bad_offset == at
+          && strstr (st->error, want) && strstr (st->error, "not whole sectors"),
+          "a SAVED record reads back with its hashes and bytes; an unaligned "
+          "IN_IMAGE one is refused: %s", st ? st->error : err);
+  if (r)
+    wtlog_reader_close (r);
+}
+
 int
 main (void)
 {
@@ -359,7 +463,7 @@ main (void)
   snprintf (path, sizeof path, "%s/t.wtlog", dir);
   make_samples ();
   write_log ();
-  tap_plan (22);
+  tap_plan (24);
 
   struct wtlog_header h;
   char err[256];
@@ -486,6 +590,8 @@ main (void)
   test_limits ();
   test_growing ();
   test_fixed_check ();
+  test_one_copy_check ();
+  test_one_copy_reader ();
   unlink (path);
   rmdir (dir);
   return tap_done ();
