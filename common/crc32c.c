@@ -46,14 +46,19 @@ wt_crc32c_soft (uint32_t crc, const unsigned char *p, size_t len)
 
 #if defined(__x86_64__)
 /* The crc32 instruction takes 3 cycles and can start one a cycle, so one
- * chain of them runs at a third of the speed the CPU has.  A long buffer is
- * cut into blocks of three lanes, each lane run as its own chain; the
- * chains are then joined by the CRC's linearity: the state after lanes A
- * and B is shift(state after A) ^ (B's chain started at 0), where shift
- * feeds WT_CRC32C_LANE zero bytes, a linear map kept as byte tables. */
-#define WT_CRC32C_LANE 4096u
-
-static uint32_t wt_crc32c_shift_table[4][256];
+ * chain of them runs at a third of the speed the CPU has.  A buffer is cut
+ * into blocks of three lanes, each lane run as its own chain; the chains
+ * are then joined by the CRC's linearity: the state after lanes A and B is
+ * shift(state after A) ^ (B's chain started at 0), where shift feeds a
+ * lane of zero bytes, a linear map kept as byte tables.  Long lanes for
+ * long buffers; short ones for the rest, so that a 4 KiB record (the
+ * plugin's commonest) runs in lanes too instead of one chain. */
+struct wt_crc32c_lanes {
+  size_t lane;
+  uint32_t shift[4][256];
+};
+static struct wt_crc32c_lanes wt_crc32c_long = { .lane = 4096 };
+static struct wt_crc32c_lanes wt_crc32c_short = { .lane = 256 };
 
 __attribute__ ((target ("sse4.2")))
 static uint32_t
@@ -73,52 +78,66 @@ wt_crc32c_hw_chain (uint32_t crc, const unsigned char *p, size_t len)
   return c32;
 }
 
-/* The shift over one lane: the state x followed by WT_CRC32C_LANE zeroes. */
+/* The shift over one lane: the state x followed by a lane of zeroes. */
 static uint32_t
-wt_crc32c_shift (uint32_t x)
+wt_crc32c_shift (const struct wt_crc32c_lanes *l, uint32_t x)
 {
-  return wt_crc32c_shift_table[0][x & 0xff] ^ wt_crc32c_shift_table[1][(x >> 8) & 0xff]
-    ^ wt_crc32c_shift_table[2][(x >> 16) & 0xff] ^ wt_crc32c_shift_table[3][x >> 24];
+  return l->shift[0][x & 0xff] ^ l->shift[1][(x >> 8) & 0xff]
+    ^ l->shift[2][(x >> 16) & 0xff] ^ l->shift[3][x >> 24];
 }
 
 /* Each table entry is the XOR of the shifts of its set bits, and the
- * shift of one bit is computed by the instruction over a lane of zeroes. */
+ * shift of one bit is the chain run over a lane of zeroes. */
 static void
-wt_crc32c_init_shift (void)
+wt_crc32c_init_shift (struct wt_crc32c_lanes *l)
 {
-  static const unsigned char zeroes[WT_CRC32C_LANE];
+  static const unsigned char zeroes[4096];
   uint32_t bit_shift[32];
   for (int b = 0; b < 32; b++)
-    bit_shift[b] = wt_crc32c_hw_chain (UINT32_C (1) << b, zeroes, sizeof zeroes);
+    bit_shift[b] = wt_crc32c_hw_chain (UINT32_C (1) << b, zeroes, l->lane);
   for (int k = 0; k < 4; k++)
     for (uint32_t v = 0; v < 256; v++) {
       uint32_t t = 0;
       for (int b = 0; b < 8; b++)
         if (v & (1u << b))
           t ^= bit_shift[8 * k + b];
-      wt_crc32c_shift_table[k][v] = t;
+      l->shift[k][v] = t;
     }
 }
 
+/* The blocks of three lanes at *p, while *len holds one; *p and *len
+ * move past them. */
 __attribute__ ((target ("sse4.2")))
 static uint32_t
-wt_crc32c_hw (uint32_t crc, const unsigned char *p, size_t len)
+wt_crc32c_hw_blocks (const struct wt_crc32c_lanes *l, uint32_t crc,
+                     const unsigned char **p, size_t *len)
 {
-  while (len >= 3 * WT_CRC32C_LANE) {
+  const size_t lane = l->lane;
+  while (*len >= 3 * lane) {
+    const unsigned char *q = *p;
     uint64_t c0 = crc, c1 = 0, c2 = 0;
-    for (size_t i = 0; i < WT_CRC32C_LANE; i += 8) {
+    for (size_t i = 0; i < lane; i += 8) {
       uint64_t w0, w1, w2;
-      memcpy (&w0, p + i, 8);
-      memcpy (&w1, p + WT_CRC32C_LANE + i, 8);
-      memcpy (&w2, p + 2 * WT_CRC32C_LANE + i, 8);
+      memcpy (&w0, q + i, 8);
+      memcpy (&w1, q + lane + i, 8);
+      memcpy (&w2, q + 2 * lane + i, 8);
       c0 = __builtin_ia32_crc32di (c0, w0);
       c1 = __builtin_ia32_crc32di (c1, w1);
       c2 = __builtin_ia32_crc32di (c2, w2);
     }
-    crc = wt_crc32c_shift (wt_crc32c_shift ((uint32_t) c0) ^ (uint32_t) c1) ^ (uint32_t) c2;
-    p += 3 * WT_CRC32C_LANE;
-    len -= 3 * WT_CRC32C_LANE;
+    crc = wt_crc32c_shift (l, wt_crc32c_shift (l, (uint32_t) c0) ^ (uint32_t) c1)
+      ^ (uint32_t) c2;
+    *p += 3 * lane;
+    *len -= 3 * lane;
   }
+  return crc;
+}
+
+static uint32_t
+wt_crc32c_hw (uint32_t crc, const unsigned char *p, size_t len)
+{
+  crc = wt_crc32c_hw_blocks (&wt_crc32c_long, crc, &p, &len);
+  crc = wt_crc32c_hw_blocks (&wt_crc32c_short, crc, &p, &len);
   return wt_crc32c_hw_chain (crc, p, len);
 }
 
@@ -132,7 +151,8 @@ wt_crc32c_pick (void)
 #if defined(__x86_64__)
   __builtin_cpu_init ();
   if (__builtin_cpu_supports ("sse4.2")) {
-    wt_crc32c_init_shift ();
+    wt_crc32c_init_shift (&wt_crc32c_long);
+    wt_crc32c_init_shift (&wt_crc32c_short);
     return wt_crc32c_hw;
   }
 #endif

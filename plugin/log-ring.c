@@ -1,8 +1,7 @@
 /* The ring of the plugin's log (log.c): a fixed file beside the log
  * (LOG.ring, doc/formats.md), its header page and then its ring mapped
  * twice in a row, so that a record that wraps around the ring's end is
- * contiguous in memory; the read-only window over the log file; and the
- * helper that prefaults the ring's pages.
+ * contiguous in memory; and the helper that prefaults the ring's pages.
  * Why a ring: a store into a new page of a mapping costs a page fault, a
  * zeroed page and the file system's page_mkwrite, several microseconds on
  * the machines measured (doc/performance.md), and a log
@@ -29,13 +28,6 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
-/* The mapping of the log file (read only: reads of the disk's data with
- * data=on) is one window of address space over the whole log, so that a
- * position's address never changes; MAP_NORESERVE costs nothing for the
- * part not used.  Smaller windows are tried when the address space is
- * limited. */
-#define WTP_LOG_WINDOW_MAX (UINT64_C (1) << 44)
-#define WTP_LOG_WINDOW_MIN (UINT64_C (1) << 30)
 /* The ring's size.  Other sizes measured slower here: 4 KiB random data=on
  * writes against nbdkit file, paired rounds, 0.85x with 64 MiB, about
  * 0.75x with 16 or 32 MiB, 0.57x-0.80x with 136 MiB (doc/design-plugin.md). */
@@ -50,26 +42,6 @@
  * holds a few of the records that go through it (less than
  * WTP_LOG_DIRECT_MIN each). */
 #define WTP_LOG_RING_MIN (UINT64_C (256) << 10)
-
-/* Maps the largest window the address space allows.  0 or -1 with errno. */
-int
-wtp_log_map_window (void)
-{
-  for (uint64_t w = WTP_LOG_WINDOW_MAX; w >= WTP_LOG_WINDOW_MIN; w /= 2) {
-    void *p = mmap (NULL, w, PROT_READ, MAP_SHARED | MAP_NORESERVE,
-                    wtp_log.fd, 0);
-    if (p != MAP_FAILED) {
-      /* Reads here are the disk's reads: no use reading ahead in the log. */
-      madvise (p, w, MADV_RANDOM);
-      wtp_log.map = p;
-      wtp_log.window = w;
-      return 0;
-    }
-    if (errno != ENOMEM)
-      return -1;
-  }
-  return -1;
-}
 
 /* Maps the ring file's header page and its ring twice in a row, in one
  * reserved stretch of address space.  0 or -1 with errno. */

@@ -1,6 +1,6 @@
 /* The state of the plugin's log (log-state.c), which its three parts share:
  * log.c reserves positions and moves the watermark (the API of log.h),
- * log-ring.c maps the ring (and the log's read window) and prefaults it,
+ * log-ring.c maps the ring and prefaults it,
  * log-mover.c moves the ring's bytes into the log file; log.c calls the
  * other two, which use only this state.  Only plugin/log*.c include this. */
 #ifndef WTP_LOG_STATE_H
@@ -28,8 +28,6 @@ struct wtp_log_state {
   int dfd;                      /* the log again, O_DIRECT if it can be: moves */
   char *path;
   uint64_t start_monotonic_ns;
-  const unsigned char *map;     /* the log from byte 0: bytes below freed */
-  uint64_t window;              /* bytes of address space mapped */
   /* The ring: its header page, then ring_size bytes mapped twice in a row,
    * so that a record that wraps around the end is contiguous in memory. */
   int ring_fd;
@@ -47,7 +45,7 @@ struct wtp_log_state {
   uint64_t written;             /* every record before this is copied */
   uint64_t kicked;              /* pos when the mover was last woken */
   /* Log positions below freed are in the file, and their bytes in the ring
-   * may be overwritten (read atomically by wtp_log_read). */
+   * may be overwritten (read atomically by wtp_log_freed). */
   uint64_t freed;
   struct wtp_slot *head, *tail; /* reserved, not yet under the watermark */
   /* Records written straight into the file that the mover has not passed,
@@ -94,8 +92,7 @@ extern struct wtp_log_state wtp_log;
  * waiting for room fail. */
 void wtp_log_break (void);
 
-/* log-ring.c: the ring, and the read-only window over the log. */
-int wtp_log_map_window (void);
+/* log-ring.c: the ring. */
 int wtp_log_create_ring (const struct wtlog_header *h);
 void wtp_log_close_ring (bool all_moved);
 void wtp_log_start_prefault (void);

@@ -34,7 +34,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -57,9 +56,6 @@
  * the mutex once instead of twice and never waits for the watermark.  The
  * bound keeps long copies (data, many hashes) out of the mutex. */
 #define WTP_LOG_COPY_NOW_MAX 1024u
-/* Data positions (wtp_log_copy_record) of records written straight into
- * the file carry this bit: their bytes are read from the file. */
-#define WTP_LOG_POS_FILE (UINT64_C (1) << 63)
 
 uint64_t
 wtp_log_now (void)
@@ -102,10 +98,6 @@ wtp_log_create (const char *path, const struct wtlog_header *h)
   wtp_log.pos = wtp_log.written = wtp_log.allocated = WTLOG_HEADER_SIZE;
   wtp_log.freed = wtp_log.moved = wtp_log.kicked = WTLOG_HEADER_SIZE;
   wtp_log.page_size = (uint64_t) sysconf (_SC_PAGESIZE);
-  if (wtp_log_map_window () == -1) {
-    nbdkit_error ("mmap: log: %s: %m", path);
-    return -1;
-  }
   wtp_log_open_direct (path);
   return 0;
 }
@@ -147,11 +139,7 @@ wtp_log_allocate (uint64_t end)
 {
   if (end <= wtp_log.allocated)
     return 0;
-  if (end > wtp_log.window)
-    return EFBIG;
   uint64_t ahead = (end + WTP_LOG_GROW - 1) / WTP_LOG_GROW * WTP_LOG_GROW;
-  if (ahead > wtp_log.window)
-    ahead = wtp_log.window;
   int err = wtp_log_allocate_to (ahead);
   if (err == ENOSPC || err == EFBIG)
     err = wtp_log_allocate_to (end);
@@ -338,7 +326,7 @@ wtp_log_advance (void)
     pthread_cond_broadcast (&wtp_log.room);
 }
 
-uint64_t
+void
 wtp_log_copy_record (struct wtp_slot *slot, struct wtlog_record *rec,
                      const uint64_t *hashes, const void *data)
 {
@@ -346,11 +334,6 @@ wtp_log_copy_record (struct wtp_slot *slot, struct wtlog_record *rec,
   struct iovec iov[4];
   int iovcnt = wtlog_encode (rec, hashes, data, fixed, iov);
   wtp_log_copy (slot, iov, iovcnt);
-  uint64_t nhashes = hashes && wtlog_has_hashes (rec->type, rec->flags)
-    ? wtlog_sectors_touched (rec->offset, rec->length) : 0;
-  uint64_t data_pos = slot->start + WTLOG_FIXED_SIZE + 8 * nhashes;
-  return wtp_log_is_direct (slot->end - slot->start)
-    ? data_pos | WTP_LOG_POS_FILE : data_pos;
 }
 
 /* Called with the mutex held: copies a small record into its slot while no
@@ -426,49 +409,10 @@ wtp_log_commit (struct wtp_slot *slot, struct wtlog_record *rec,
   wtp_log_wait (slot);
 }
 
-/* The queue's: a record's bytes stay in the ring until the mover applied
- * it onto the image (one record's data is wholly below freed or not), then
- * the image holds them (or a later write's, which a read racing with it may
- * see).  A copy that freed overtook is void. */
-static int
-wtp_log_read_queue (unsigned char *out, uint64_t pos, uint64_t length)
+uint64_t
+wtp_log_freed (void)
 {
-  if ((pos & WTP_LOG_POS_IMAGE)
-      || pos < __atomic_load_n (&wtp_log.freed, __ATOMIC_ACQUIRE))
-    return 1;
-  memcpy (out, wtp_log.ring + pos % wtp_log.ring_size, length);
-  __atomic_thread_fence (__ATOMIC_ACQUIRE);
-  return __atomic_load_n (&wtp_log.freed, __ATOMIC_RELAXED) > pos;
-}
-
-/* Bytes of records under the watermark, which the index points at.  Those
- * of a record written straight into the file, and those below freed, are
- * read from the file; the others from the ring, where a reservation may
- * reuse them only once freed has passed them: a copy that freed overtook
- * while it ran is taken again. */
-int
-wtp_log_read (void *dst, uint64_t pos, uint64_t length)
-{
-  unsigned char *out = dst;
-  if (pos & WTP_LOG_POS_FILE) {
-    memcpy (out, wtp_log.map + (pos & ~WTP_LOG_POS_FILE), length);
-    return 0;
-  }
-  if (wtp_log.queue)
-    return wtp_log_read_queue (out, pos, length);
-  for (;;) {
-    uint64_t freed = __atomic_load_n (&wtp_log.freed, __ATOMIC_ACQUIRE);
-    uint64_t split = pos + length < freed ? pos + length
-      : pos > freed ? pos : freed;
-    memcpy (out, wtp_log.map + pos, split - pos);
-    if (split == pos + length)
-      return 0;
-    memcpy (out + (split - pos), wtp_log.ring + split % wtp_log.ring_size,
-            pos + length - split);
-    __atomic_thread_fence (__ATOMIC_ACQUIRE);
-    if (__atomic_load_n (&wtp_log.freed, __ATOMIC_RELAXED) <= split)
-      return 0;
-  }
+  return __atomic_load_n (&wtp_log.freed, __ATOMIC_ACQUIRE);
 }
 
 int
@@ -531,10 +475,6 @@ wtp_log_close (void)
   wtp_log_stop_threads ();
   /* A ring whose log this plugin never wrote holds nothing. */
   bool all_moved = !wtp_log.owned || wtp_log_move () == 0;
-  if (wtp_log.map) {
-    munmap ((void *) wtp_log.map, wtp_log.window);
-    wtp_log.map = NULL;
-  }
   if (wtp_log.dfd >= 0 && wtp_log.dfd != wtp_log.fd)
     close (wtp_log.dfd);
   wtp_log.dfd = -1;

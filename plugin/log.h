@@ -61,20 +61,14 @@ int wtp_log_reserve_copy (struct wtp_slot *slot, struct wtlog_record *rec,
 void wtp_log_commit (struct wtp_slot *slot, struct wtlog_record *rec,
                      const uint64_t *hashes, const void *data);
 /* wtp_log_commit in two steps, for a request that must do something
- * between the copy and the wait (the index update, under the range lock):
- * the copy returns the log position of the record's data. */
-uint64_t wtp_log_copy_record (struct wtp_slot *slot, struct wtlog_record *rec,
-                              const uint64_t *hashes, const void *data);
+ * between the copy and the wait (mark the pending map, under the range
+ * lock). */
+void wtp_log_copy_record (struct wtp_slot *slot, struct wtlog_record *rec,
+                          const uint64_t *hashes, const void *data);
 void wtp_log_wait (struct wtp_slot *slot);
-/* Copies length bytes from log position pos, which a record under the
- * watermark holds (the data the index points at while the log is the
- * store), from the file or the ring: 0.  1 when the image holds them
- * instead (the queue moved the record, or pos carries WTP_LOG_POS_IMAGE):
- * the caller reads the image. */
-int wtp_log_read (void *dst, uint64_t pos, uint64_t length);
-/* A data position (the index's) that says "read the image": a large write
- * of the queue, written onto the image by its request. */
-#define WTP_LOG_POS_IMAGE (UINT64_C (1) << 62)
+/* The ring position below which every record is moved: with the mover
+ * writing the image, every change below it is in the image. */
+uint64_t wtp_log_freed (void);
 /* Reserve and commit in one step, for records without a range to order. */
 int wtp_log_append (struct wtlog_record *rec, const uint64_t *hashes,
                     const void *data);

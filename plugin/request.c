@@ -17,7 +17,6 @@
 #include "export.h"
 #include "faults.h"
 #include "fileio.h"
-#include "index.h"
 #include "log.h"
 #include "rangelock.h"
 #include "sector-hash.h"
@@ -153,7 +152,6 @@ struct wtp_change {
   struct wtp_fault *fault;      /* what the fault rules decided */
   bool store;                   /* the log is the export's store */
   struct wtp_range range;       /* held from the image's change to the log */
-  struct wtp_index_spare spare; /* index nodes, with the log as the store */
 };
 
 /* What a change does to the image (or, with the log as the store, what it
@@ -187,10 +185,10 @@ wtp_change_vanish (struct wtp_change *c)
 /* The record's way into the log, the same for every change.  It is
  * reserved while the range lock holds, so overlapping changes reach the
  * image and the log in the same order.  With the log as the store the
- * record is copied and the index pointed at it before the lock goes (a
- * later overlapping write reads its edge sectors through the index), so
- * the copy cannot happen in the reservation; otherwise a small record is
- * copied in the reservation itself.  Then the wait for the records before
+ * record is copied and its range marked pending before the lock goes (a
+ * later overlapping write reads its edge sectors as the mover leaves
+ * them), so the copy cannot happen in the reservation; otherwise a small
+ * record is copied in the reservation itself.  Then the wait for the records before
  * it, and with FUA the log made durable.  err is the change's own result
  * (0 or errno). */
 static int
@@ -198,21 +196,23 @@ wtp_change_log (struct wtp_change *c, int err)
 {
   struct wtlog_record *rec = &c->rec;
   struct wtp_slot slot;
-  bool indexed = c->store && !err;
-  bool through = indexed && wtp_store_through (rec);
-  int reserved = indexed ? wtp_log_reserve (&slot, rec)
+  bool queued = c->store && !err;
+  bool through = queued && wtp_store_through (rec);
+  int reserved = queued ? wtp_log_reserve (&slot, rec)
     : wtp_log_reserve_copy (&slot, rec, c->hashes, c->buf);
 
   if (reserved == 0 && through)
     wtp_store_write_through (&slot, rec, c->buf);
-  if (reserved == 0 && indexed) {
-    uint64_t pos = wtp_log_copy_record (&slot, rec, c->hashes, c->buf);
-    wtp_store_point (rec, through ? WTP_LOG_POS_IMAGE : pos, &c->spare);
+  if (reserved == 0 && queued) {
+    wtp_log_copy_record (&slot, rec, c->hashes, c->buf);
+    /* A write through is in the image already. */
+    if (!through)
+      wtp_store_mark (rec, slot.end);
   }
   wtp_range_release (&c->exp->ranges, &c->range);
   if (reserved == -1)
     return wtp_fail (errno);
-  if (indexed)
+  if (queued)
     wtp_log_wait (&slot);
   else
     wtp_log_commit (&slot, rec, c->hashes, c->buf);
@@ -221,16 +221,13 @@ wtp_change_log (struct wtp_change *c, int err)
   return err ? wtp_fail (err) : 0;
 }
 
-/* The funnel: the index's nodes taken (with the log as the store), the
- * range locked, the image changed by apply, the record completed with the
- * outcome (a failed change logged FAILED, without payload), then logged. */
+/* The funnel: the range locked, the image changed by apply, the record
+ * completed with the outcome (a failed change logged FAILED, without
+ * payload), then logged. */
 static int
 wtp_change (struct wtp_change *c, wtp_apply_fn *apply)
 {
   c->store = wtp_is_store (c->exp);
-  if (c->store && wtp_store_spare (&c->spare, c->rec.offset,
-                                   c->rec.length) == -1)
-    return wtp_fail (ENOMEM);
   wtp_change_lock (c);
   int err = apply (c);
   c->rec.t_end = wtp_log_now ();
@@ -241,7 +238,6 @@ wtp_change (struct wtp_change *c, wtp_apply_fn *apply)
   if (c->fault->kind == WTP_FAULT_VANISH)
     return wtp_change_vanish (c);
   int r = wtp_change_log (c, err);
-  wtp_index_spare_put (&c->spare);
   /* rec.seq is 0 when no record was reserved. */
   if (c->fault->kind != WTP_FAULT_NONE)
     wtp_faults_record (c->fault, c->rec.seq, c->rec.offset, c->rec.length);
@@ -385,7 +381,7 @@ wtp_zero_range (int fd, uint64_t offset, uint64_t count, bool may_trim,
 }
 
 /* A zero's or a trim's change: the range zeroed in the image (and synced
- * with FUA); with the log as the store only the index changes. */
+ * with FUA); with the log as the store the mover zeroes it. */
 static int
 wtp_apply_zero (struct wtp_change *c)
 {

@@ -1,6 +1,6 @@
-/* The log as the disk's store (store.h): the index of where each range's
- * bytes are while nbdkit serves, reads through it, and at unload the apply
- * onto the image and, with data=off, the strip of the payloads. */
+/* The log as the disk's store (store.h): the pending map of what the
+ * image does not hold yet while nbdkit serves, reads through it, and at
+ * unload the drain of the queue onto the image. */
 #include "store.h"
 
 #include <errno.h>
@@ -15,14 +15,13 @@
 
 #include "faults.h"
 #include "fileio.h"
-#include "image-apply.h"
 #include "log.h"
+#include "pending.h"
 #include "phase.h"
 
 bool wtp_store_mode;
 bool wtp_store_data;
 static struct wtp_export *wtp_store_disk;
-static struct wtp_index wtp_index;  /* with the log as the store */
 
 /* With faults the image must be able to differ from the log (a lie keeps
  * the old bytes while the log has the new ones): the image is then written
@@ -88,29 +87,17 @@ wtp_store_write_through (const struct wtp_slot *slot,
 int
 wtp_store_open (void)
 {
-  if (wtp_store_mode
-      && wtp_index_init (&wtp_index, wtp_store_disk->size) == -1) {
-    nbdkit_error ("malloc: index of %s: %m", wtp_store_disk->path);
+  if (wtp_store_mode && wtp_pending_init (wtp_store_disk->size) == -1) {
+    nbdkit_error ("malloc: pending map of %s: %m", wtp_store_disk->path);
     return -1;
   }
   return 0;
 }
 
-int
-wtp_store_spare (struct wtp_index_spare *spare, uint64_t offset,
-                 uint64_t count)
-{
-  return wtp_index_spare_get (&wtp_index, spare, offset, count);
-}
-
 void
-wtp_store_point (const struct wtlog_record *rec, uint64_t data_pos,
-                 struct wtp_index_spare *spare)
+wtp_store_mark (const struct wtlog_record *rec, uint64_t until)
 {
-  if (rec->type == WTLOG_WRITE)
-    wtp_index_set_log (&wtp_index, rec->offset, rec->length, data_pos, spare);
-  else
-    wtp_index_set_zero (&wtp_index, rec->offset, rec->length, spare);
+  wtp_pending_mark (rec->offset, rec->length, until);
 }
 
 /* Reads count bytes; past the end of the file reads zeroes.  0 or errno. */
@@ -124,26 +111,21 @@ wtp_pread_all (int fd, void *buf, size_t count, uint64_t offset)
   return 0;
 }
 
-static int
-wtp_read_image (void *ctx, void *buf, size_t count, uint64_t offset)
-{
-  const struct wtp_export *e = ctx;
-  return wtp_pread_all (e->fd, buf, count, offset);
-}
-
 /* What the export holds at [offset, offset+count): with the log as the
- * store, the index's extents from the log and the rest from the image.
+ * store, the image once the mover has written every change the pending
+ * map has for the range (moving the queue that far itself when it must).
  * 0 or errno. */
 int
 wtp_read_current (struct wtp_export *e, void *buf, size_t count,
                   uint64_t offset)
 {
-  if (!wtp_is_store (e))
-    return wtp_pread_all (e->fd, buf, count, offset);
-  return wtp_index_read (&wtp_index, buf, count, offset, wtp_log_read,
-                         wtp_read_image, e);
+  if (wtp_is_store (e)) {
+    uint64_t until = wtp_pending_until (offset, count);
+    if (until > wtp_log_freed () && wtp_log_drain_to (until) == -1)
+      return errno;
+  }
+  return wtp_pread_all (e->fd, buf, count, offset);
 }
-
 
 /* The image's sync after the apply, timed as its own phase of the exit.
  * true when done. */
@@ -160,12 +142,10 @@ wtp_store_sync_image (const struct wtp_export *disk)
   return true;
 }
 
-/* The log as the store: its records applied onto the image, in log order,
- * with replay's code, and the image made durable.  true when done. */
 /* The queue at unload: everything moved (applied onto the image), the
  * image made durable. */
-static bool
-wtp_store_drain (void)
+bool
+wtp_store_apply (const char *log_path)
 {
   struct timespec phase;
   wtp_phase_start (&phase);
@@ -175,86 +155,19 @@ wtp_store_drain (void)
   return wtp_store_sync_image (wtp_store_disk);
 }
 
-bool
-wtp_store_apply (const char *log_path)
-{
-  if (wtp_log_applies_image ())
-    return wtp_store_drain ();
-  const struct wtp_export *disk = wtp_store_disk;
-  char err[512];
-  struct stat st;
-  uint64_t started = wtp_log_now ();
-  struct timespec phase;
-  wtp_phase_start (&phase);
-  /* The reader reads the log file: the ring's last records go there first. */
-  if (wtp_log_settle () == -1)
-    return false;
-  struct wtlog_reader *r = wtlog_reader_open (log_path, NULL, err, sizeof err);
-  if (!r) {
-    nbdkit_error ("apply: %s", err);
-    return false;
-  }
-  struct wt_image img = {
-    .fd = disk->fd, .path = disk->path, .size = disk->size,
-    .blockdev = fstat (disk->fd, &st) == 0 && S_ISBLK (st.st_mode),
-  };
-  bool ok = wt_image_apply_log (&img, r, NULL, NULL, err, sizeof err) == 0;
-  const struct wtlog_status *ls = wtlog_reader_status (r);
-  if (!ok)
-    nbdkit_error ("apply: log %s onto the disk: %s", log_path, err);
-  else if (ls->torn) {
-    nbdkit_error ("apply: log %s onto the disk: %s", log_path, ls->error);
-    ok = false;
-  }
-  else {
-    wtp_phase_done ("apply", &phase);
-    ok = wtp_store_sync_image (disk);
-  }
-  if (ok)
-    nbdkit_debug ("apply: %" PRIu64 " records onto %s in %.3f s (index: %"
-                  PRIu64 " extents)", ls->records, disk->path,
-                  (double) (wtp_log_now () - started) / 1e9,
-                  wtp_index_extents (&wtp_index));
-  wtlog_reader_close (r);
-  return ok;
-}
-
-/* data=off with the log as the store: the image now holds every write, so
- * the bytes leave the log.  When the strip fails the log keeps them (a
- * data=on log, closed and whole): nothing is lost, only space. */
+/* data=off: the records never had their bytes in the log file; its header
+ * loses DATA and STORE. */
 void
 wtp_store_strip (const char *log_path)
 {
-  if (wtp_log_is_queue ()) {
-    /* The records never had their bytes in the file: only the header. */
-    struct timespec phase;
-    wtp_phase_start (&phase);
-    if (wtp_log_queue_finish (log_path) == 0)
-      wtp_phase_done ("header", &phase);
-    return;
-  }
-  char err[512];
-  uint64_t started = wtp_log_now ();
   struct timespec phase;
   wtp_phase_start (&phase);
-  if (wtlog_strip_data_unsynced (log_path, err, sizeof err) == -1) {
-    nbdkit_error ("strip: the payloads stay in the log: %s", err);
-    return;
-  }
-  wtp_phase_done ("strip", &phase);
-  /* The rename is durable once the log's directory is. */
-  wtp_phase_start (&phase);
-  if (wtlog_sync_dir_of (log_path) == -1) {
-    nbdkit_error ("fsync: the directory of %s: %m", log_path);
-    return;
-  }
-  wtp_phase_done ("dir sync", &phase);
-  nbdkit_debug ("strip: the payloads left %s in %.3f s", log_path,
-                (double) (wtp_log_now () - started) / 1e9);
+  if (wtp_log_queue_finish (log_path) == 0)
+    wtp_phase_done ("header", &phase);
 }
 
 void
 wtp_store_close (void)
 {
-  wtp_index_free (&wtp_index);
+  wtp_pending_free ();
 }

@@ -1,8 +1,9 @@
 /* stage=on without faults: the log is the disk's store (store.c).  The
- * disk's writes go only into the log, with their bytes, and the index says
- * where each range's bytes are; the image keeps its content from the start
- * until the unload applies the log.  With data=off the unload then strips
- * the bytes from the log, which ends as a hashes-only log. */
+ * disk's writes go into the log's ring, with their bytes, and the mover
+ * writes them onto the image behind the requests (log-queue.c); the
+ * pending map says which stretches of the disk the image does not hold
+ * yet, and a read of one waits for the mover.  With data=off the log file
+ * gets the records without their bytes (the queue). */
 #ifndef WTP_STORE_H
 #define WTP_STORE_H
 
@@ -10,7 +11,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "index.h"
 #include "wtlog.h"
 #include "export.h"
 
@@ -61,17 +61,12 @@ bool wtp_store_through (struct wtlog_record *rec);
 struct wtp_slot;
 void wtp_store_write_through (const struct wtp_slot *slot,
                               const struct wtlog_record *rec, const void *buf);
-/* The index of the disk, when the log is the store.  0, or -1 after
+/* The pending map of the disk, when the log is the store.  0, or -1 after
  * nbdkit_error. */
 int wtp_store_open (void);
-/* Takes the index nodes an update of [offset, offset+count) may need,
- * before the request takes its range lock.  0, or -1 with errno ENOMEM. */
-int wtp_store_spare (struct wtp_index_spare *spare, uint64_t offset,
-                     uint64_t count);
-/* Points the index at rec's change, whose record is copied: a write's
- * bytes at data_pos in the log, or zeroes.  Called under the range lock. */
-void wtp_store_point (const struct wtlog_record *rec, uint64_t data_pos,
-                      struct wtp_index_spare *spare);
+/* rec's change, whose record is copied into the ring at [.., until), is in
+ * the image once the mover passes until.  Called under the range lock. */
+void wtp_store_mark (const struct wtlog_record *rec, uint64_t until);
 /* What the export holds at [offset, offset+count).  0 or errno. */
 int wtp_read_current (struct wtp_export *e, void *buf, size_t count,
                       uint64_t offset);

@@ -26,7 +26,8 @@ int
 main (void)
 {
   static const size_t lengths[] = {
-    0, 1, 7, 8, 4095, 4096, 12287, 12288, 12289, 24576 + 5, 65536, (1u << 20) + 13,
+    0, 1, 7, 8, 767, 768, 769, 1536 + 3, 4095, 4096, 4160, 12287, 12288, 12289,
+    12288 + 768 + 5, 24576 + 5, 65536, (1u << 20) + 13,
   };
   enum { NLEN = sizeof lengths / sizeof lengths[0], MAXLEN = (1u << 20) + 16 };
   unsigned char *buf = malloc (MAXLEN);
