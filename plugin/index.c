@@ -1,4 +1,4 @@
-/* The index of the log-as-store disk (index.h): the disk cut into at most
+/* The range index (index.h), data=on's owner map: the disk cut into at most
  * 65536 shards of a power of two bytes, each a treap of disjoint extents
  * ordered by start, under one of 64 striped locks.  Shards keep the trees
  * shallow (a walk is a chain of cache misses) and let updates of different
@@ -430,6 +430,83 @@ wtp_index_read (struct wtp_index *ix, void *buf, size_t count, uint64_t offset,
   if (!err)
     err = wtp_index_fill_base (&rd, rd.end);
   return err;
+}
+
+struct wtp_index_listing {
+  uint64_t offset, end;         /* the range asked */
+  struct wtp_index_piece *piece;
+  size_t n, cap;
+};
+
+/* One LOG extent's part inside the range, appended.  0 or ENOMEM. */
+static int
+wtp_index_list_extent (struct wtp_index_listing *ls, const struct wtp_extent *e)
+{
+  if (e->kind != WTP_EXTENT_LOG)
+    return 0;
+  if (ls->n == ls->cap) {
+    size_t cap = ls->cap ? 2 * ls->cap : 8;
+    struct wtp_index_piece *p = realloc (ls->piece, cap * sizeof *p);
+    if (!p)
+      return ENOMEM;
+    ls->piece = p;
+    ls->cap = cap;
+  }
+  uint64_t from = e->start > ls->offset ? e->start : ls->offset;
+  uint64_t to = e->end < ls->end ? e->end : ls->end;
+  ls->piece[ls->n++] = (struct wtp_index_piece) {
+    .start = from, .end = to, .log_pos = e->log_pos + (from - e->start),
+  };
+  return 0;
+}
+
+/* In order over the extents that overlap [ls->offset, ls->end). */
+static int
+wtp_index_list_walk (struct wtp_index_listing *ls, const struct wtp_extent *t)
+{
+  while (t) {
+    if (ls->offset < t->start) {
+      int err = wtp_index_list_walk (ls, t->left);
+      if (err)
+        return err;
+    }
+    if (t->start >= ls->end)
+      return 0;
+    if (t->end > ls->offset) {
+      int err = wtp_index_list_extent (ls, t);
+      if (err)
+        return err;
+    }
+    t = t->right;
+  }
+  return 0;
+}
+
+int
+wtp_index_list_log (struct wtp_index *ix, uint64_t offset, uint64_t length,
+                    struct wtp_index_piece **pieces, size_t *n)
+{
+  struct wtp_index_listing ls = {
+    .offset = offset, .end = wtp_index_range_end (offset, length),
+  };
+  int err = 0;
+  if (length > 0) {
+    uint64_t last = wtp_index_shard_of (ix, ls.end - 1);
+    for (uint64_t s = wtp_index_shard_of (ix, offset); !err && s <= last; s++) {
+      struct wtp_index_stripe *st = wtp_index_stripe_of (ix, s);
+      pthread_rwlock_rdlock (&st->lock);
+      err = wtp_index_list_walk (&ls, ix->roots[s]);
+      pthread_rwlock_unlock (&st->lock);
+    }
+  }
+  if (err) {
+    free (ls.piece);
+    errno = err;
+    return -1;
+  }
+  *pieces = ls.piece;
+  *n = ls.n;
+  return 0;
 }
 
 uint64_t

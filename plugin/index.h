@@ -1,7 +1,8 @@
-/* The index of the disk while the log is the store (data=on): which byte
- * ranges were last written by a logged WRITE (and where its data lies in the
- * log) or zeroed by a ZERO or TRIM; every other byte is the image's, as it
- * was at start.  One extent per range written in each shard it covers,
+/* A map of a disk's byte ranges (index.c), each pointing at a position
+ * ("log") or marked "zero"; every other byte is in neither.  Used as
+ * data=on's owner map (owners.c): a range whose bytes an IN_IMAGE record
+ * put in the image points at that record's seq, and a range a later
+ * change took is "zero".  One extent per range written in each shard it covers,
  * split and replaced as later writes overlap it, so memory grows with the
  * number of distinct extents written (one node, 48 bytes, each), never with
  * the size of a range: a ZERO of the whole disk is one extent per shard, at
@@ -72,6 +73,13 @@ int wtp_index_read (struct wtp_index *ix, void *buf, size_t count,
                     int (*read_base) (void *ctx, void *buf, size_t count,
                                       uint64_t offset),
                     void *ctx);
+
+/* The parts of [offset, offset+length) that read from the log, in disk
+ * order: *pieces (malloc'd, for the caller to free; NULL when none) and
+ * *n.  0, or -1 with errno ENOMEM. */
+struct wtp_index_piece { uint64_t start, end, log_pos; };
+int wtp_index_list_log (struct wtp_index *ix, uint64_t offset, uint64_t length,
+                        struct wtp_index_piece **pieces, size_t *n);
 
 /* Extents in the index now. */
 uint64_t wtp_index_extents (struct wtp_index *ix);

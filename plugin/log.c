@@ -248,7 +248,7 @@ wtp_log_take (struct wtp_slot *slot, struct wtlog_record *rec, uint64_t size)
   slot->start = wtp_log.pos;
   slot->end = wtp_log.pos += size;
   slot->apply_before = wtp_log.apply_end;
-  if (wtp_log.queue && wt_record_changes_disk (rec)
+  if (wtp_log.apply_image && wt_record_changes_disk (rec)
       && !(rec->flags & WTLOG_F_APPLIED))
     wtp_log.apply_end = slot->end;
   wtp_log_want_move ();

@@ -2,7 +2,7 @@
 # page (when pod2man is there).
 PLUGIN_SRCS = plugin/wtrack.c plugin/request.c plugin/store.c \
 	plugin/log.c plugin/log-ring.c plugin/log-mover.c plugin/log-queue.c plugin/log-state.c \
-	plugin/rangelock.c plugin/faults.c plugin/pending.c plugin/phase.c
+	plugin/rangelock.c plugin/faults.c plugin/pending.c plugin/index.c plugin/owners.c plugin/phase.c
 PLUGIN_HDRS = $(wildcard plugin/*.h)
 PLUGIN_OBJS = $(PLUGIN_SRCS:.c=.pic.o)
 PROGRAMS += plugin/nbdkit-wtrack-plugin.so

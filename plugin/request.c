@@ -18,6 +18,7 @@
 #include "faults.h"
 #include "fileio.h"
 #include "log.h"
+#include "owners.h"
 #include "rangelock.h"
 #include "sector-hash.h"
 #include "store.h"
@@ -151,6 +152,7 @@ struct wtp_change {
   uint64_t *hashes;             /* a write's sector hashes; else NULL */
   struct wtp_fault *fault;      /* what the fault rules decided */
   bool store;                   /* the log is the export's store */
+  bool through;                 /* a large write its request writes (store.h) */
   struct wtp_range range;       /* held from the image's change to the log */
 };
 
@@ -197,7 +199,9 @@ wtp_change_log (struct wtp_change *c, int err)
   struct wtlog_record *rec = &c->rec;
   struct wtp_slot slot;
   bool queued = c->store && !err;
-  bool through = queued && wtp_store_through (rec);
+  bool through = queued && c->through;
+  if (through)
+    wtp_store_mark_through (rec);
   int reserved = queued ? wtp_log_reserve (&slot, rec)
     : wtp_log_reserve_copy (&slot, rec, c->hashes, c->buf);
 
@@ -228,8 +232,14 @@ static int
 wtp_change (struct wtp_change *c, wtp_apply_fn *apply)
 {
   c->store = wtp_is_store (c->exp);
+  c->through = c->store && wtp_store_through (&c->rec);
   wtp_change_lock (c);
   int err = apply (c);
+  /* With the log as the store apply changed nothing yet: the bytes of
+   * IN_IMAGE records it will overwrite are saved first. */
+  if (!err && c->store && wtp_owners_active ())
+    err = wtp_owners_before_change (c->rec.conn, c->rec.offset,
+                                    c->rec.length, c->through);
   c->rec.t_end = wtp_log_now ();
   if (err) {
     c->rec.flags = (c->rec.flags & ~WTLOG_F_DATA) | WTLOG_F_FAILED;

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "pending.h"
 #include "phase.h"
+#include "sector-hash.h"
 
 bool wtp_store_mode;
 bool wtp_store_data;
@@ -55,15 +56,24 @@ wtp_store_queue_setup (void)
 }
 
 bool
-wtp_store_through (struct wtlog_record *rec)
+wtp_store_through (const struct wtlog_record *rec)
 {
-  if (!wtp_log_is_queue () || rec->type != WTLOG_WRITE
+  if (!wtp_log_applies_image () || rec->type != WTLOG_WRITE
       || (rec->flags & WTLOG_F_FAILED)
       || wtlog_record_size (rec->type, rec->flags, rec->offset, rec->length)
          < WTP_STORE_THROUGH_MIN)
     return false;
-  rec->flags = (rec->flags & ~WTLOG_F_DATA) | WTLOG_F_APPLIED;
-  return true;
+  /* data=on: its bytes are then only in the image (IN_IMAGE), which the
+   * readers check against its hashes: whole sectors only. */
+  return !wtp_store_data
+    || (rec->offset | rec->length) % WT_SECTOR_SIZE == 0;
+}
+
+void
+wtp_store_mark_through (struct wtlog_record *rec)
+{
+  rec->flags = (rec->flags & ~WTLOG_F_DATA) | WTLOG_F_APPLIED
+    | (wtp_store_data ? WTLOG_F_IN_IMAGE : 0);
 }
 
 void

@@ -46,12 +46,16 @@ void wtp_store_choose (struct wtp_export *disk, bool stage, bool data);
  * behind the requests.  Before the log is created.  0, or -1 after
  * nbdkit_error. */
 int wtp_store_queue_setup (void);
-/* The queue's large writes (a record of this size or more with its bytes)
- * are written onto the image by their request, once every record before
- * theirs is: a copy into the ring and the mover's write would cost more. */
+/* Large writes (a record of this size or more with its bytes) are written
+ * onto the image by their request, once every record before theirs is: a
+ * copy into the ring and the mover's write would cost more.  With data=on
+ * only whole-sector ones, whose bytes the log then does not keep (IN_IMAGE:
+ * owners.h). */
 #define WTP_STORE_THROUGH_MIN (64u << 10)
-/* Whether rec is such a write; if so its flags now say APPLIED, no DATA. */
-bool wtp_store_through (struct wtlog_record *rec);
+/* Whether rec is such a write. */
+bool wtp_store_through (const struct wtlog_record *rec);
+/* Its flags then: APPLIED, no DATA, and with data=on IN_IMAGE. */
+void wtp_store_mark_through (struct wtlog_record *rec);
 /* Such a write, its record reserved in slot and not yet copied: waits
  * until the mover has written every change before it onto the image (none
  * when the records before it are large writes too: a sequential pass does

@@ -23,6 +23,7 @@
 #include "export.h"
 #include "faults.h"
 #include "log.h"
+#include "owners.h"
 #include "phase.h"
 #include "rangelock.h"
 #include "request.h"
@@ -210,7 +211,8 @@ wtp_get_ready (void)
   if (wtp_channel.path && wtp_open_channel () == -1)
     return -1;
   wtp_store_choose (&wtp_disk, wtp_stage, wtp_data);
-  if (wtp_store_open () == -1)
+  if (wtp_store_open () == -1
+      || (wtp_store_mode && wtp_owners_open (&wtp_disk, wtp_data) == -1))
     return -1;
   wtlog_header_init (&h, wtp_disk.size, wtp_channel.path ? wtp_channel.size : 0,
                      wtp_data || wtp_store_mode,
@@ -276,6 +278,7 @@ wtp_unload (void)
   bool applied = !wtp_store_mode || (wtp_ready && wtp_store_apply (wtp_log_path));
   bool closed = false;
   wtp_store_close ();
+  wtp_owners_close ();
   if (wtp_ready && applied && !wtp_log_is_broken ()) {
     uint64_t now = wtp_log_now ();
     struct wtlog_record rec = { .type = WTLOG_CLOSE, .t_start = now,

@@ -68,7 +68,7 @@ TEST_HELPERS += tests/tools/mkinimage
 SAN_SHELL_TESTS = $(patsubst %,tests/asan/test-%.sh,checker-check check-btrfs-chunks check-trace checker-dump \
 	checker-inputs checker-fifo crash-check campaign-records campaign-blocks \
 	crash-reorder interchange-dmlog plugin-faults plugin-fio \
-	plugin-kill plugin-qemu-io plugin-queue plugin-ring-kill replay-logs replay-points \
+	plugin-kill plugin-one-copy plugin-qemu-io plugin-queue plugin-ring-kill replay-logs replay-points \
 	replay-in-image)
 tests/asan/test-%.sh: tests/test-%.sh tests/asan-run.sh
 	@mkdir -p tests/asan
