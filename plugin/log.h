@@ -18,11 +18,7 @@
  * wtp_log_commit() returns. */
 struct wtp_slot {
   uint64_t start, end;
-  /* The queue: the end of the last record before this one whose change the
-   * mover must still write onto the image (a write with its bytes, a zero,
-   * a trim); what a large write waits for (wtp_log_drain_to). */
-  uint64_t apply_before;
-  bool copied;                  /* its record is in the ring (or the file) */
+    bool copied;                  /* its record is in the ring (or the file) */
   bool waiting;                 /* its thread sleeps on cond */
   pthread_cond_t cond;
   struct wtp_slot *next;
@@ -69,6 +65,10 @@ void wtp_log_wait (struct wtp_slot *slot);
 /* The ring position below which every record is moved: with the mover
  * writing the image, every change below it is in the image. */
 uint64_t wtp_log_freed (void);
+/* The end of the last record reserved whose change the mover must still
+ * write onto the image (a write with its bytes, a zero, a trim): what a
+ * write through waits for (wtp_log_drain_to) before it writes the image. */
+uint64_t wtp_log_apply_end (void);
 /* Reserve and commit in one step, for records without a range to order. */
 int wtp_log_append (struct wtlog_record *rec, const uint64_t *hashes,
                     const void *data);

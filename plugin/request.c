@@ -200,23 +200,33 @@ wtp_change_log (struct wtp_change *c, int err)
   struct wtp_slot slot;
   bool queued = c->store && !err;
   bool through = queued && c->through;
-  if (through)
-    wtp_store_mark_through (rec);
-  int reserved = queued ? wtp_log_reserve (&slot, rec)
-    : wtp_log_reserve_copy (&slot, rec, c->hashes, c->buf);
-
-  if (reserved == 0 && through)
-    wtp_store_write_through (&slot, rec, c->buf);
-  if (reserved == 0 && queued) {
-    wtp_log_copy_record (&slot, rec, c->hashes, c->buf);
-    /* A write through is in the image already. */
-    if (!through)
-      wtp_store_mark (rec, slot.end);
+  if (through) {
+    /* Written before its record is reserved: a record in the log says
+     * APPLIED only of bytes in the image (a failed write is logged
+     * FAILED, and the image may hold part of it, as with stage=off). */
+    err = wtp_store_write_through (rec, c->buf);
+    if (err) {
+      rec->flags = (rec->flags & ~WTLOG_F_DATA) | WTLOG_F_FAILED;
+      rec->err = err;
+      queued = through = false;
+    }
+    else
+      wtp_store_mark_through (rec);
   }
+  int reserved = wtp_log_reserve_copy (&slot, rec, c->hashes, c->buf);
+  /* A queued record is copied before its range is marked and let go: in
+   * the reservation when it could be, else here. */
+  bool copy_here = reserved == 0 && queued && !slot.copied;
+
+  if (copy_here)
+    wtp_log_copy_record (&slot, rec, c->hashes, c->buf);
+  /* A write through is in the image already. */
+  if (reserved == 0 && queued && !through)
+    wtp_store_mark (rec, slot.end);
   wtp_range_release (&c->exp->ranges, &c->range);
   if (reserved == -1)
     return wtp_fail (errno);
-  if (queued)
+  if (copy_here)
     wtp_log_wait (&slot);
   else
     wtp_log_commit (&slot, rec, c->hashes, c->buf);

@@ -59,14 +59,19 @@ bool
 wtp_store_through (const struct wtlog_record *rec)
 {
   if (!wtp_log_applies_image () || rec->type != WTLOG_WRITE
-      || (rec->flags & WTLOG_F_FAILED)
-      || wtlog_record_size (rec->type, rec->flags, rec->offset, rec->length)
-         < WTP_STORE_THROUGH_MIN)
+      || (rec->flags & WTLOG_F_FAILED))
     return false;
-  /* data=on: its bytes are then only in the image (IN_IMAGE), which the
-   * readers check against its hashes: whole sectors only. */
-  return !wtp_store_data
-    || (rec->offset | rec->length) % WT_SECTOR_SIZE == 0;
+  /* data=off: every write (the image is written once either way, and by
+   * its request it costs no copy into the ring, no CRC of its bytes and no
+   * second pass of the mover). */
+  if (!wtp_store_data)
+    return true;
+  /* data=on: large writes, whose bytes are then only in the image
+   * (IN_IMAGE), which the readers check against its hashes: whole sectors
+   * only. */
+  return wtlog_record_size (rec->type, rec->flags, rec->offset, rec->length)
+           >= WTP_STORE_THROUGH_MIN
+    && (rec->offset | rec->length) % WT_SECTOR_SIZE == 0;
 }
 
 void
@@ -76,22 +81,22 @@ wtp_store_mark_through (struct wtlog_record *rec)
     | (wtp_store_data ? WTLOG_F_IN_IMAGE : 0);
 }
 
-void
-wtp_store_write_through (const struct wtp_slot *slot,
-                         const struct wtlog_record *rec, const void *buf)
+int
+wtp_store_write_through (const struct wtlog_record *rec, const void *buf)
 {
   const struct wtp_export *disk = wtp_store_disk;
-  if (wtp_log_drain_to (slot->apply_before) == -1)
-    nbdkit_error ("write: the queue before seq %" PRIu64 " cannot be moved "
-                  "(%m): stopping", rec->seq);
-  else if (wt_pwrite_full (disk->fd, buf, rec->length, rec->offset) == -1)
-    nbdkit_error ("write: disk: %s: %" PRIu64 "+%" PRIu64 ": %m: stopping",
+  uint64_t before = wtp_log_apply_end ();
+  if (before > wtp_log_freed () && wtp_log_drain_to (before) == -1) {
+    nbdkit_error ("write: the queue before %" PRIu64 "+%" PRIu64 " cannot "
+                  "be moved: %m", rec->offset, rec->length);
+    return errno;
+  }
+  if (wt_pwrite_full (disk->fd, buf, rec->length, rec->offset) == -1) {
+    nbdkit_error ("write: disk: %s: %" PRIu64 "+%" PRIu64 ": %m",
                   disk->path, rec->offset, rec->length);
-  else
-    return;
-  /* Its record is reserved and says APPLIED: nothing unwritten may be
-   * acknowledged, and the records after it wait for it. */
-  abort ();
+    return errno;
+  }
+  return 0;
 }
 
 int

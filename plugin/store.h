@@ -46,25 +46,22 @@ void wtp_store_choose (struct wtp_export *disk, bool stage, bool data);
  * behind the requests.  Before the log is created.  0, or -1 after
  * nbdkit_error. */
 int wtp_store_queue_setup (void);
-/* Large writes (a record of this size or more with its bytes) are written
- * onto the image by their request, once every record before theirs is: a
- * copy into the ring and the mover's write would cost more.  With data=on
- * only whole-sector ones, whose bytes the log then does not keep (IN_IMAGE:
- * owners.h). */
+/* Writes through: their request writes them onto the image, once every
+ * change queued before them is, and logs them without their bytes
+ * (APPLIED).  With data=off every write (the queue then holds zeroes and
+ * trims only); with data=on those of this size or more with their bytes,
+ * of whole sectors, whose bytes the log then does not keep (IN_IMAGE:
+ * owners.h): a copy into the ring and the mover's write would cost more. */
 #define WTP_STORE_THROUGH_MIN (64u << 10)
 /* Whether rec is such a write. */
 bool wtp_store_through (const struct wtlog_record *rec);
 /* Its flags then: APPLIED, no DATA, and with data=on IN_IMAGE. */
 void wtp_store_mark_through (struct wtlog_record *rec);
-/* Such a write, its record reserved in slot and not yet copied: waits
- * until the mover has written every change before it onto the image (none
- * when the records before it are large writes too: a sequential pass does
- * not wait), then writes buf onto the image.  Stops nbdkit
- * (abort) when it cannot: its record would say APPLIED of bytes that are
- * not. */
-struct wtp_slot;
-void wtp_store_write_through (const struct wtp_slot *slot,
-                              const struct wtlog_record *rec, const void *buf);
+/* Such a write under its range lock, before its record is reserved: waits
+ * until the mover has written every change queued so far onto the image
+ * (moving them itself when they are copied; none queued: no wait), then
+ * writes buf onto the image.  0, or an errno (said): the write fails. */
+int wtp_store_write_through (const struct wtlog_record *rec, const void *buf);
 /* The pending map of the disk, when the log is the store.  0, or -1 after
  * nbdkit_error. */
 int wtp_store_open (void);
