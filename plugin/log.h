@@ -18,7 +18,7 @@
  * wtp_log_commit() returns. */
 struct wtp_slot {
   uint64_t start, end;
-    bool copied;                  /* its record is in the ring (or the file) */
+  bool copied;                  /* its record is in the ring (or the file) */
   bool waiting;                 /* its thread sleeps on cond */
   pthread_cond_t cond;
   struct wtp_slot *next;
