@@ -152,7 +152,7 @@ struct wtp_change {
   uint64_t *hashes;             /* a write's sector hashes; else NULL */
   struct wtp_fault *fault;      /* what the fault rules decided */
   bool store;                   /* the log is the export's store */
-  bool through;                 /* a large write its request writes (store.h) */
+  bool through;                 /* its request writes it onto the image (store.h) */
   struct wtp_range range;       /* held from the image's change to the log */
 };
 
@@ -186,12 +186,13 @@ wtp_change_vanish (struct wtp_change *c)
 
 /* The record's way into the log, the same for every change.  It is
  * reserved while the range lock holds, so overlapping changes reach the
- * image and the log in the same order.  With the log as the store the
- * record is copied and its range marked pending before the lock goes (a
- * later overlapping write reads its edge sectors as the mover leaves
- * them), so the copy cannot happen in the reservation; otherwise a small
- * record is copied in the reservation itself.  Then the wait for the records before
- * it, and with FUA the log made durable.  err is the change's own result
+ * image and the log in the same order.  A small record is copied in the
+ * reservation itself when nothing before it is still being copied.  With
+ * the log as the store a write through is written onto the image before
+ * its record is reserved, and a queued change's record is copied and its
+ * range marked pending before the lock goes (a later overlapping write
+ * reads its edge sectors as the mover leaves them).  Then the wait for the
+ * records before it, and with FUA the log made durable.  err is the change's own result
  * (0 or errno). */
 static int
 wtp_change_log (struct wtp_change *c, int err)
