@@ -345,6 +345,50 @@ wtp_index_set_zero (struct wtp_index *ix, uint64_t offset, uint64_t length,
   wtp_index_set (ix, offset, length, WTP_EXTENT_ZERO, 0, sp);
 }
 
+/* What a walk does with each extent that overlaps its range: 0 to go on,
+ * else the error that stops it. */
+typedef int wtp_index_visit_fn (void *ctx, const struct wtp_extent *e);
+
+/* In order over the extents of t that overlap [offset, end). */
+static int
+wtp_index_walk (const struct wtp_extent *t, uint64_t offset, uint64_t end,
+                wtp_index_visit_fn *visit, void *ctx)
+{
+  while (t) {
+    if (offset < t->start) {
+      int err = wtp_index_walk (t->left, offset, end, visit, ctx);
+      if (err)
+        return err;
+    }
+    if (t->start >= end)
+      return 0;
+    if (t->end > offset) {
+      int err = visit (ctx, t);
+      if (err)
+        return err;
+    }
+    t = t->right;
+  }
+  return 0;
+}
+
+/* In disk order over the extents that overlap [offset, end), shard by
+ * shard, each under its stripe's read lock. */
+static int
+wtp_index_visit (struct wtp_index *ix, uint64_t offset, uint64_t end,
+                 wtp_index_visit_fn *visit, void *ctx)
+{
+  int err = 0;
+  uint64_t last = wtp_index_shard_of (ix, end - 1);
+  for (uint64_t s = wtp_index_shard_of (ix, offset); !err && s <= last; s++) {
+    struct wtp_index_stripe *st = wtp_index_stripe_of (ix, s);
+    pthread_rwlock_rdlock (&st->lock);
+    err = wtp_index_walk (ix->roots[s], offset, end, visit, ctx);
+    pthread_rwlock_unlock (&st->lock);
+  }
+  return err;
+}
+
 struct wtp_index_reading {
   unsigned char *buf;
   uint64_t offset, end;         /* the request */
@@ -367,8 +411,9 @@ wtp_index_fill_base (struct wtp_index_reading *rd, uint64_t to)
 
 /* One extent that overlaps the request, in disk order. */
 static int
-wtp_index_fill_extent (struct wtp_index_reading *rd, const struct wtp_extent *e)
+wtp_index_fill_extent (void *ctx, const struct wtp_extent *e)
 {
+  struct wtp_index_reading *rd = ctx;
   int err = wtp_index_fill_base (rd, e->start);
   if (err)
     return err;
@@ -380,28 +425,6 @@ wtp_index_fill_extent (struct wtp_index_reading *rd, const struct wtp_extent *e)
   else if (rd->read_log (dst, e->log_pos + (from - e->start), to - from) == 1)
     return wtp_index_fill_base (rd, to);
   rd->pos = to;
-  return 0;
-}
-
-/* In order over the extents that overlap [rd->offset, rd->end). */
-static int
-wtp_index_walk (struct wtp_index_reading *rd, const struct wtp_extent *t)
-{
-  while (t) {
-    if (rd->offset < t->start) {
-      int err = wtp_index_walk (rd, t->left);
-      if (err)
-        return err;
-    }
-    if (t->start >= rd->end)
-      return 0;
-    if (t->end > rd->offset) {
-      int err = wtp_index_fill_extent (rd, t);
-      if (err)
-        return err;
-    }
-    t = t->right;
-  }
   return 0;
 }
 
@@ -417,16 +440,9 @@ wtp_index_read (struct wtp_index *ix, void *buf, size_t count, uint64_t offset,
     .buf = buf, .offset = offset, .end = offset + count, .pos = offset,
     .read_log = read_log, .read_base = read_base, .ctx = ctx,
   };
-  int err = 0;
   if (count == 0)
     return 0;
-  uint64_t last = wtp_index_shard_of (ix, rd.end - 1);
-  for (uint64_t s = wtp_index_shard_of (ix, offset); !err && s <= last; s++) {
-    struct wtp_index_stripe *st = wtp_index_stripe_of (ix, s);
-    pthread_rwlock_rdlock (&st->lock);
-    err = wtp_index_walk (&rd, ix->roots[s]);
-    pthread_rwlock_unlock (&st->lock);
-  }
+  int err = wtp_index_visit (ix, offset, rd.end, wtp_index_fill_extent, &rd);
   if (!err)
     err = wtp_index_fill_base (&rd, rd.end);
   return err;
@@ -440,8 +456,9 @@ struct wtp_index_listing {
 
 /* One LOG extent's part inside the range, appended.  0 or ENOMEM. */
 static int
-wtp_index_list_extent (struct wtp_index_listing *ls, const struct wtp_extent *e)
+wtp_index_list_extent (void *ctx, const struct wtp_extent *e)
 {
+  struct wtp_index_listing *ls = ctx;
   if (e->kind != WTP_EXTENT_LOG)
     return 0;
   if (ls->n == ls->cap) {
@@ -460,28 +477,6 @@ wtp_index_list_extent (struct wtp_index_listing *ls, const struct wtp_extent *e)
   return 0;
 }
 
-/* In order over the extents that overlap [ls->offset, ls->end). */
-static int
-wtp_index_list_walk (struct wtp_index_listing *ls, const struct wtp_extent *t)
-{
-  while (t) {
-    if (ls->offset < t->start) {
-      int err = wtp_index_list_walk (ls, t->left);
-      if (err)
-        return err;
-    }
-    if (t->start >= ls->end)
-      return 0;
-    if (t->end > ls->offset) {
-      int err = wtp_index_list_extent (ls, t);
-      if (err)
-        return err;
-    }
-    t = t->right;
-  }
-  return 0;
-}
-
 int
 wtp_index_list_log (struct wtp_index *ix, uint64_t offset, uint64_t length,
                     struct wtp_index_piece **pieces, size_t *n)
@@ -489,16 +484,8 @@ wtp_index_list_log (struct wtp_index *ix, uint64_t offset, uint64_t length,
   struct wtp_index_listing ls = {
     .offset = offset, .end = wtp_index_range_end (offset, length),
   };
-  int err = 0;
-  if (length > 0) {
-    uint64_t last = wtp_index_shard_of (ix, ls.end - 1);
-    for (uint64_t s = wtp_index_shard_of (ix, offset); !err && s <= last; s++) {
-      struct wtp_index_stripe *st = wtp_index_stripe_of (ix, s);
-      pthread_rwlock_rdlock (&st->lock);
-      err = wtp_index_list_walk (&ls, ix->roots[s]);
-      pthread_rwlock_unlock (&st->lock);
-    }
-  }
+  int err = length > 0
+    ? wtp_index_visit (ix, offset, ls.end, wtp_index_list_extent, &ls) : 0;
   if (err) {
     free (ls.piece);
     errno = err;
