@@ -45,7 +45,7 @@ struct wtp_log_state {
   uint64_t written;             /* every record before this is copied */
   uint64_t kicked;              /* pos when the mover was last woken */
   /* Log positions below freed are in the file, and their bytes in the ring
-   * may be overwritten (read atomically by wtp_log_freed). */
+   * may be overwritten (read atomically by wtp_log_drain_to). */
   uint64_t freed;
   struct wtp_slot *head, *tail; /* reserved, not yet under the watermark */
   /* Records written straight into the file that the mover has not passed,

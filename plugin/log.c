@@ -356,33 +356,19 @@ wtp_log_copy_now (struct wtp_slot *slot, struct wtlog_record *rec,
 }
 
 /* One pass over the mutex: the reservation, and the copy too when
- * may_copy and wtp_log_copy_now can. */
-static int
-wtp_log_reserve_in_pass (struct wtp_slot *slot, struct wtlog_record *rec,
-                         const uint64_t *hashes, const void *data,
-                         bool may_copy)
+ * wtp_log_copy_now can. */
+int
+wtp_log_reserve_copy (struct wtp_slot *slot, struct wtlog_record *rec,
+                      const uint64_t *hashes, const void *data)
 {
   uint64_t size = wtlog_record_size (rec->type, rec->flags, rec->offset,
                                      rec->length);
   pthread_mutex_lock (&wtp_log.lock);
   int r = wtp_log_take (slot, rec, size);
-  if (r == 0 && !(may_copy && wtp_log_copy_now (slot, rec, hashes, data)))
+  if (r == 0 && !wtp_log_copy_now (slot, rec, hashes, data))
     wtp_log_enqueue (slot);
   pthread_mutex_unlock (&wtp_log.lock);
   return r;
-}
-
-int
-wtp_log_reserve (struct wtp_slot *slot, struct wtlog_record *rec)
-{
-  return wtp_log_reserve_in_pass (slot, rec, NULL, NULL, false);
-}
-
-int
-wtp_log_reserve_copy (struct wtp_slot *slot, struct wtlog_record *rec,
-                      const uint64_t *hashes, const void *data)
-{
-  return wtp_log_reserve_in_pass (slot, rec, hashes, data, true);
 }
 
 void
@@ -415,12 +401,6 @@ uint64_t
 wtp_log_apply_end (void)
 {
   return __atomic_load_n (&wtp_log.apply_end, __ATOMIC_ACQUIRE);
-}
-
-uint64_t
-wtp_log_freed (void)
-{
-  return __atomic_load_n (&wtp_log.freed, __ATOMIC_ACQUIRE);
 }
 
 int

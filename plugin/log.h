@@ -41,14 +41,13 @@ uint64_t wtp_log_now (void);
  * after it and before any later write to the same sectors. */
 uint64_t wtp_log_last_seq (void);
 bool wtp_log_is_broken (void);
-/* Assigns rec->seq and a position, allocating the file's space.  -1 with
- * errno EIO when the log is broken, or the allocation's error (ENOSPC, ...),
- * which breaks it. */
-int wtp_log_reserve (struct wtp_slot *slot, struct wtlog_record *rec);
-/* wtp_log_reserve, and for a small record, when no record before it is
- * still being copied, its copy too, in the same pass over the mutex; the
- * record is then under the watermark and wtp_log_commit() returns at once.
- * hashes and data are the record's, as wtp_log_commit() takes them. */
+/* Assigns rec->seq and a position, allocating the file's space, and for a
+ * small record, when no record before it is still being copied, copies it
+ * too, in the same pass over the mutex; the record is then under the
+ * watermark and wtp_log_commit() returns at once.  hashes and data are the
+ * record's, as wtp_log_commit() takes them.  -1 with errno EIO when the
+ * log is broken, or the allocation's error (ENOSPC, ...), which breaks
+ * it. */
 int wtp_log_reserve_copy (struct wtp_slot *slot, struct wtlog_record *rec,
                           const uint64_t *hashes, const void *data);
 /* Copies the record to its slot and waits until every record before it is
@@ -62,9 +61,6 @@ void wtp_log_commit (struct wtp_slot *slot, struct wtlog_record *rec,
 void wtp_log_copy_record (struct wtp_slot *slot, struct wtlog_record *rec,
                           const uint64_t *hashes, const void *data);
 void wtp_log_wait (struct wtp_slot *slot);
-/* The ring position below which every record is moved: with the mover
- * writing the image, every change below it is in the image. */
-uint64_t wtp_log_freed (void);
 /* The end of the last record reserved whose change the mover must still
  * write onto the image (a write with its bytes, a zero, a trim): what a
  * write through waits for (wtp_log_drain_to) before it writes the image. */
@@ -91,7 +87,8 @@ bool wtp_log_is_queue (void);
 /* Whether the mover writes the image (the queue, or data=on staged). */
 bool wtp_log_applies_image (void);
 /* Waits until every record before log position pos is moved (applied onto
- * the image), moving them itself when they are copied.  0, or -1 with
+ * the image), moving them itself when they are copied; returns at once,
+ * without the mutex, when they are moved already.  0, or -1 with
  * errno (EIO: the log is broken). */
 int wtp_log_drain_to (uint64_t pos);
 /* In queue mode, fdatasync of the image (a failure breaks the log); else

@@ -63,8 +63,7 @@ wtp_owners_save (uint32_t conn, uint64_t start, uint64_t end)
            != (ssize_t) length)
     err = errno ? errno : EIO;
   if (!err) {
-    for (uint64_t i = 0; i < nsectors; i++)
-      hashes[i] = wt_sector_hash (bytes + i * WT_SECTOR_SIZE);
+    wt_sector_hashes (bytes, nsectors, hashes);
     uint64_t now = wtp_log_now ();
     struct wtlog_record rec = {
       .type = WTLOG_SAVED, .flags = WTLOG_F_DATA, .conn = conn,

@@ -86,7 +86,7 @@ wtp_store_write_through (const struct wtlog_record *rec, const void *buf)
 {
   const struct wtp_export *disk = wtp_store_disk;
   uint64_t before = wtp_log_apply_end ();
-  if (before > wtp_log_freed () && wtp_log_drain_to (before) == -1) {
+  if (wtp_log_drain_to (before) == -1) {
     nbdkit_error ("write: the queue before %" PRIu64 "+%" PRIu64 " cannot "
                   "be moved: %m", rec->offset, rec->length);
     return errno;
@@ -136,7 +136,7 @@ wtp_read_current (struct wtp_export *e, void *buf, size_t count,
 {
   if (wtp_is_store (e)) {
     uint64_t until = wtp_pending_until (offset, count);
-    if (until > wtp_log_freed () && wtp_log_drain_to (until) == -1)
+    if (wtp_log_drain_to (until) == -1)
       return errno;
   }
   return wtp_pread_all (e->fd, buf, count, offset);
