@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <linux/fs.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,23 +20,13 @@
 /* The most bytes of an IN_IMAGE record held in memory at once. */
 #define WT_APPLY_RESOLVE_CHUNK (1u << 20)
 
-static int __attribute__ ((format (printf, 3, 4)))
-wt_apply_fail (char *err, size_t errlen, const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  vsnprintf (err, errlen, fmt, ap);
-  va_end (ap);
-  return -1;
-}
-
 static int
 wt_image_pwrite (struct wt_image *t, uint64_t offset, const char *p,
                  uint64_t len, char *err, size_t errlen)
 {
   if (wt_pwrite_full (t->fd, p, len, offset) < 0)
-    return wt_apply_fail (err, errlen, "write: %s at byte %" PRIu64 ": %m",
-                          t->path, offset);
+    return wtlog_fail (err, errlen, "write: %s at byte %" PRIu64 ": %m",
+                       t->path, offset);
   return 0;
 }
 
@@ -98,8 +87,8 @@ wt_image_zero (struct wt_image *t, uint64_t offset, uint64_t len, char *err,
                  (off_t) offset, (off_t) len) == 0)
     return 0;
   if (errno != EOPNOTSUPP && errno != ENOSYS)
-    return wt_apply_fail (err, errlen, "punch hole: %s at byte %" PRIu64 "+%"
-                          PRIu64 ": %s", t->path, offset, len, strerror (errno));
+    return wtlog_fail (err, errlen, "punch hole: %s at byte %" PRIu64 "+%"
+                       PRIu64 ": %s", t->path, offset, len, strerror (errno));
   return wt_image_write_zeroes (t, offset, len, err, errlen);
 }
 
@@ -118,15 +107,15 @@ wt_image_write_in_image (struct wt_image *t, uint64_t seq, uint64_t offset,
                          size_t errlen)
 {
   if (!t->resolve)
-    return wt_apply_fail (err, errlen, "seq %" PRIu64 ": WRITE %" PRIu64 "+%"
-                          PRIu64 " is IN_IMAGE: its bytes are in the run's "
-                          "final image, and none was given", seq, offset, length);
+    return wtlog_fail (err, errlen, "seq %" PRIu64 ": WRITE %" PRIu64 "+%"
+                       PRIu64 " is IN_IMAGE: its bytes are in the run's "
+                       "final image, and none was given", seq, offset, length);
   size_t chunk = length < WT_APPLY_RESOLVE_CHUNK ? (size_t) length
     : WT_APPLY_RESOLVE_CHUNK;
   char *buf = malloc (chunk ? chunk : 1);
   if (!buf)
-    return wt_apply_fail (err, errlen, "seq %" PRIu64 ": malloc: %s", seq,
-                          strerror (errno));
+    return wtlog_fail (err, errlen, "seq %" PRIu64 ": malloc: %s", seq,
+                       strerror (errno));
   int rc = 0;
   for (uint64_t done = 0; rc == 0 && done < length; done += chunk) {
     uint64_t n = length - done < chunk ? length - done : chunk;
@@ -144,10 +133,10 @@ wt_apply_in_bounds (struct wt_image *t, const struct wtlog_record *rec,
                     char *err, size_t errlen)
 {
   if (rec->offset > t->size || rec->length > t->size - rec->offset)
-    return wt_apply_fail (err, errlen, "seq %" PRIu64 ": %s %" PRIu64 "+%"
-                          PRIu64 " lies outside %s (%" PRIu64 " bytes)",
-                          rec->seq, wtlog_type_name (rec->type), rec->offset,
-                          rec->length, t->path, t->size);
+    return wtlog_fail (err, errlen, "seq %" PRIu64 ": %s %" PRIu64 "+%"
+                       PRIu64 " lies outside %s (%" PRIu64 " bytes)",
+                       rec->seq, wtlog_type_name (rec->type), rec->offset,
+                       rec->length, t->path, t->size);
   return 0;
 }
 
@@ -166,9 +155,9 @@ wt_image_apply (struct wt_image *t, const struct wtlog_record *rec, char *err,
   if (rec->type != WTLOG_WRITE)
     return wt_image_zero (t, rec->offset, rec->length, err, errlen);
   if (!rec->data)
-    return wt_apply_fail (err, errlen, "seq %" PRIu64 ": WRITE %" PRIu64 "+%"
-                          PRIu64 " has no data in a log recorded with data",
-                          rec->seq, rec->offset, rec->length);
+    return wtlog_fail (err, errlen, "seq %" PRIu64 ": WRITE %" PRIu64 "+%"
+                       PRIu64 " has no data in a log recorded with data",
+                       rec->seq, rec->offset, rec->length);
   return wt_image_write (t, rec->offset, rec->data, rec->length, err, errlen);
 }
 

@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,16 +55,6 @@ struct wt_resolve {
   uint64_t prio_state;          /* xorshift state of the priorities */
   uint64_t first_final_seq;
 };
-
-static int __attribute__ ((format (printf, 3, 4)))
-resolve_fail (char *err, size_t errlen, const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  vsnprintf (err, errlen, fmt, ap);
-  va_end (ap);
-  return -1;
-}
 
 bool
 wt_record_in_image (const struct wtlog_record *rec)
@@ -446,8 +435,8 @@ resolve_pass (struct wt_resolve *r, char *err, size_t errlen)
   if (rc == 0)
     rc = finish_pieces (r);
   if (rc == -1)
-    return resolve_fail (err, errlen, "%s: resolving the IN_IMAGE records' "
-                         "bytes: out of memory", r->log_path);
+    return wtlog_fail (err, errlen, "%s: resolving the IN_IMAGE records' "
+                       "bytes: out of memory", r->log_path);
   return 0;
 }
 
@@ -457,7 +446,7 @@ wt_resolve_open (const char *log_path, const char *final_image, char *err,
 {
   struct wt_resolve *r = calloc (1, sizeof *r);
   if (!r) {
-    resolve_fail (err, errlen, "malloc: %s", strerror (errno));
+    wtlog_fail (err, errlen, "malloc: %s", strerror (errno));
     return NULL;
   }
   r->log_fd = r->final_fd = -1;
@@ -465,7 +454,7 @@ wt_resolve_open (const char *log_path, const char *final_image, char *err,
   r->log_path = strdup (log_path);
   r->final_path = final_image ? strdup (final_image) : NULL;
   if (!r->log_path || (final_image && !r->final_path)) {
-    resolve_fail (err, errlen, "malloc: %s", strerror (errno));
+    wtlog_fail (err, errlen, "malloc: %s", strerror (errno));
     wt_resolve_close (r);
     return NULL;
   }
@@ -556,25 +545,25 @@ read_piece (const struct wt_resolve *r, const struct wt_in_image *rec,
             unsigned char *buf, char *err, size_t errlen)
 {
   if (p->kind == WT_PIECE_LOST)
-    return resolve_fail (err, errlen, "%s: seq %" PRIu64 " (IN_IMAGE): its bytes %"
-                         PRIu64 "+%" PRIu64 " were overwritten by seq %" PRIu64
-                         " and no SAVED record before it kept them", r->log_path,
-                         rec->seq, p->offset, p->length, p->src);
+    return wtlog_fail (err, errlen, "%s: seq %" PRIu64 " (IN_IMAGE): its bytes %"
+                       PRIu64 "+%" PRIu64 " were overwritten by seq %" PRIu64
+                       " and no SAVED record before it kept them", r->log_path,
+                       rec->seq, p->offset, p->length, p->src);
   if (p->kind == WT_PIECE_FINAL && r->final_fd < 0)
-    return resolve_fail (err, errlen, "%s: seq %" PRIu64 " (IN_IMAGE): its bytes %"
-                         PRIu64 "+%" PRIu64 " are in the run's final image, and "
-                         "none was given (--final-image)", r->log_path, rec->seq,
-                         p->offset, p->length);
+    return wtlog_fail (err, errlen, "%s: seq %" PRIu64 " (IN_IMAGE): its bytes %"
+                       PRIu64 "+%" PRIu64 " are in the run's final image, and "
+                       "none was given (--final-image)", r->log_path, rec->seq,
+                       p->offset, p->length);
   int fd = p->kind == WT_PIECE_FINAL ? r->final_fd : r->log_fd;
   const char *name = p->kind == WT_PIECE_FINAL ? r->final_path : r->log_path;
   uint64_t at = p->kind == WT_PIECE_FINAL ? from : p->src + (from - p->offset);
   ssize_t got = wt_pread_full (fd, buf, len, at);
   if (got < 0)
-    return resolve_fail (err, errlen, "read: %s at byte %" PRIu64 ": %s", name, at,
-                         strerror (errno));
+    return wtlog_fail (err, errlen, "read: %s at byte %" PRIu64 ": %s", name, at,
+                       strerror (errno));
   if ((uint64_t) got < len && p->kind == WT_PIECE_SAVED)
-    return resolve_fail (err, errlen, "read: %s at byte %" PRIu64 ": unexpected "
-                         "end of file", name, at + (uint64_t) got);
+    return wtlog_fail (err, errlen, "read: %s at byte %" PRIu64 ": unexpected "
+                       "end of file", name, at + (uint64_t) got);
   /* Past the end of the final image reads as the zeroes a disk holds
    * there; the hashes tell whether those are the bytes. */
   memset (buf + got, 0, len - (uint64_t) got);
@@ -591,16 +580,16 @@ hash_mismatch (const struct wt_resolve *r, const struct wt_in_image *rec,
   const struct wt_piece *p = &r->pieces[first_piece_at (r, rec, sector_at)];
   uint64_t sector = sector_at / WT_SECTOR_SIZE;
   if (p->kind == WT_PIECE_SAVED)
-    return resolve_fail (err, errlen, "%s: the SAVED record's bytes at log byte %"
-                         PRIu64 " for sector %" PRIu64 " are not those seq %" PRIu64
-                         " (IN_IMAGE) wrote (hash %016" PRIx64 ", logged %016"
-                         PRIx64 ")", r->log_path, p->src + (sector_at - p->offset),
-                         sector, rec->seq, got, want);
-  return resolve_fail (err, errlen, "%s: sector %" PRIu64 " does not hold what "
-                       "seq %" PRIu64 " of %s (IN_IMAGE) wrote there (hash %016"
-                       PRIx64 ", logged %016" PRIx64 "): not the run's final "
-                       "image, or changed after the run", r->final_path, sector,
-                       rec->seq, r->log_path, got, want);
+    return wtlog_fail (err, errlen, "%s: the SAVED record's bytes at log byte %"
+                       PRIu64 " for sector %" PRIu64 " are not those seq %" PRIu64
+                       " (IN_IMAGE) wrote (hash %016" PRIx64 ", logged %016"
+                       PRIx64 ")", r->log_path, p->src + (sector_at - p->offset),
+                       sector, rec->seq, got, want);
+  return wtlog_fail (err, errlen, "%s: sector %" PRIu64 " does not hold what "
+                     "seq %" PRIu64 " of %s (IN_IMAGE) wrote there (hash %016"
+                     PRIx64 ", logged %016" PRIx64 "): not the run's final "
+                     "image, or changed after the run", r->final_path, sector,
+                     rec->seq, r->log_path, got, want);
 }
 
 int
@@ -610,13 +599,13 @@ wt_resolve_read (const struct wt_resolve *r, uint64_t seq, uint64_t at,
 {
   const struct wt_in_image *rec = find_record (r, seq);
   if (!rec)
-    return resolve_fail (err, errlen, "%s: seq %" PRIu64 " is no IN_IMAGE record "
-                         "before the end of the log", r->log_path, seq);
+    return wtlog_fail (err, errlen, "%s: seq %" PRIu64 " is no IN_IMAGE record "
+                       "before the end of the log", r->log_path, seq);
   if (at % WT_SECTOR_SIZE || len % WT_SECTOR_SIZE || at > rec->length
       || len > rec->length - at)
-    return resolve_fail (err, errlen, "%s: seq %" PRIu64 ": bytes %" PRIu64 "+%"
-                         PRIu64 " are not whole sectors of its %" PRIu64 " bytes",
-                         r->log_path, seq, at, len, rec->length);
+    return wtlog_fail (err, errlen, "%s: seq %" PRIu64 ": bytes %" PRIu64 "+%"
+                       PRIu64 " are not whole sectors of its %" PRIu64 " bytes",
+                       r->log_path, seq, at, len, rec->length);
   unsigned char *out = buf;
   uint64_t from = rec->offset + at, end = from + len;
   for (uint64_t i = first_piece_at (r, rec, from); from < end; i++) {

@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,16 +18,6 @@
 #include "wtlog.h"
 
 #define WTLOG_RING_ZERO_CHUNK (1u << 20)
-
-static int
-ring_fail (char *err, size_t errlen, const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  vsnprintf (err, errlen, fmt, ap);
-  va_end (ap);
-  return -1;
-}
 
 void
 wtlog_ring_header_encode (const struct wtlog_ring_header *h,
@@ -52,7 +41,7 @@ wtlog_ring_header_decode (const unsigned char buf[WTLOG_RING_HEADER_SIZE],
   memset (h, 0, sizeof *h);
   if (memcmp (buf + WTLOG_RING_OFF_MAGIC, WTLOG_RING_MAGIC,
               WTLOG_RING_MAGIC_LEN) != 0)
-    return ring_fail (err, errlen, "bad magic at byte %d", WTLOG_RING_OFF_MAGIC);
+    return wtlog_fail (err, errlen, "bad magic at byte %d", WTLOG_RING_OFF_MAGIC);
   uint32_t version = wt_get32 (buf + WTLOG_RING_OFF_VERSION);
   h->version = version;
   uint32_t header_size = wt_get32 (buf + WTLOG_RING_OFF_HEADER_SIZE);
@@ -60,19 +49,19 @@ wtlog_ring_header_decode (const unsigned char buf[WTLOG_RING_HEADER_SIZE],
   memcpy (h->run_id, buf + WTLOG_RING_OFF_RUN_ID, 16);
   h->moved = wt_get64 (buf + WTLOG_RING_OFF_MOVED);
   if (version != WTLOG_RING_VERSION && version != WTLOG_RING_VERSION_QUEUE)
-    return ring_fail (err, errlen, "unsupported version %" PRIu32 " at byte %d",
-                      version, WTLOG_RING_OFF_VERSION);
+    return wtlog_fail (err, errlen, "unsupported version %" PRIu32 " at byte %d",
+                       version, WTLOG_RING_OFF_VERSION);
   if (header_size != WTLOG_RING_HEADER_SIZE)
-    return ring_fail (err, errlen, "bad header size %" PRIu32 " at byte %d",
-                      header_size, WTLOG_RING_OFF_HEADER_SIZE);
+    return wtlog_fail (err, errlen, "bad header size %" PRIu32 " at byte %d",
+                       header_size, WTLOG_RING_OFF_HEADER_SIZE);
   if (h->ring_size == 0 || h->ring_size % WTLOG_RING_ALIGN != 0)
-    return ring_fail (err, errlen, "ring size %" PRIu64 " at byte %d is not a "
-                      "positive multiple of %d", h->ring_size,
-                      WTLOG_RING_OFF_RING_SIZE, WTLOG_RING_ALIGN);
+    return wtlog_fail (err, errlen, "ring size %" PRIu64 " at byte %d is not a "
+                       "positive multiple of %d", h->ring_size,
+                       WTLOG_RING_OFF_RING_SIZE, WTLOG_RING_ALIGN);
   if (h->moved < WTLOG_HEADER_SIZE)
-    return ring_fail (err, errlen, "moved %" PRIu64 " at byte %d is inside the "
-                      "log's %d-byte header", h->moved, WTLOG_RING_OFF_MOVED,
-                      WTLOG_HEADER_SIZE);
+    return wtlog_fail (err, errlen, "moved %" PRIu64 " at byte %d is inside the "
+                       "log's %d-byte header", h->moved, WTLOG_RING_OFF_MOVED,
+                       WTLOG_HEADER_SIZE);
   return 0;
 }
 
@@ -115,8 +104,8 @@ struct ring_recovery {
 static int
 ring_log_fail (struct ring_recovery *rc, const char *what)
 {
-  return ring_fail (rc->err, rc->errlen, "%s: cannot complete it from %s: %s: %s",
-                    rc->log_path, rc->ring_path, what, strerror (errno));
+  return wtlog_fail (rc->err, rc->errlen, "%s: cannot complete it from %s: %s: %s",
+                     rc->log_path, rc->ring_path, what, strerror (errno));
 }
 
 /* Opens the ring and takes its lock: 1 when held, 0 when there is no ring
@@ -136,7 +125,7 @@ ring_open_locked (struct ring_recovery *rc)
   if (flock (rc->ring_fd, LOCK_EX | LOCK_NB) == -1) {
     if (errno == EWOULDBLOCK)
       return 0;
-    return ring_fail (rc->err, rc->errlen, "%s: flock: %m", rc->ring_path);
+    return wtlog_fail (rc->err, rc->errlen, "%s: flock: %m", rc->ring_path);
   }
   return 1;
 }
@@ -148,12 +137,12 @@ ring_read_header (struct ring_recovery *rc)
   char why[200];
   ssize_t got = wt_pread_full (rc->ring_fd, buf, sizeof buf, 0);
   if (got < 0)
-    return ring_fail (rc->err, rc->errlen, "%s: read: %m", rc->ring_path);
+    return wtlog_fail (rc->err, rc->errlen, "%s: read: %m", rc->ring_path);
   if (got < WTLOG_RING_HEADER_SIZE)
-    return ring_fail (rc->err, rc->errlen, "%s: truncated header: %zd of %d bytes",
-                      rc->ring_path, got, WTLOG_RING_HEADER_SIZE);
+    return wtlog_fail (rc->err, rc->errlen, "%s: truncated header: %zd of %d bytes",
+                       rc->ring_path, got, WTLOG_RING_HEADER_SIZE);
   if (wtlog_ring_header_decode (buf, &rc->ring, why, sizeof why) == -1)
-    return ring_fail (rc->err, rc->errlen, "%s: %s", rc->ring_path, why);
+    return wtlog_fail (rc->err, rc->errlen, "%s: %s", rc->ring_path, why);
   return 0;
 }
 
@@ -174,10 +163,10 @@ ring_check_run (struct ring_recovery *rc)
     return 0;
   ring_hex_id (rc->ring.run_id, ring_id);
   ring_hex_id (rc->log.run_id, log_id);
-  return ring_fail (rc->err, rc->errlen, "%s: run_id %s at byte %d is not that "
-                    "of %s (%s): the ring belongs to another run; both left as "
-                    "they are", rc->ring_path, ring_id, WTLOG_RING_OFF_RUN_ID,
-                    rc->log_path, log_id);
+  return wtlog_fail (rc->err, rc->errlen, "%s: run_id %s at byte %d is not that "
+                     "of %s (%s): the ring belongs to another run; both left as "
+                     "they are", rc->ring_path, ring_id, WTLOG_RING_OFF_RUN_ID,
+                     rc->log_path, log_id);
 }
 
 /* The log's header (for its run_id and exports), and where its good
@@ -272,7 +261,7 @@ ring_reserve (struct ring_recovery *rc, size_t size)
     return 0;
   unsigned char *nb = realloc (rc->buf, size);
   if (!nb)
-    return ring_fail (rc->err, rc->errlen, "%s: malloc: %m", rc->log_path);
+    return wtlog_fail (rc->err, rc->errlen, "%s: malloc: %m", rc->log_path);
   rc->buf = nb;
   rc->cap = size;
   return 0;
@@ -468,7 +457,7 @@ static int
 ring_remove (struct ring_recovery *rc)
 {
   if (unlink (rc->ring_path) == -1 && errno != ENOENT)
-    return ring_fail (rc->err, rc->errlen, "%s: unlink: %m", rc->ring_path);
+    return wtlog_fail (rc->err, rc->errlen, "%s: unlink: %m", rc->ring_path);
   return 0;
 }
 
@@ -514,7 +503,7 @@ wtlog_ring_recover (const char *log_path, char *err, size_t errlen)
   if (errlen > 0)
     err[0] = '\0';
   if (!(rc.ring_path = wtlog_ring_path (log_path)))
-    return ring_fail (err, errlen, "%s: malloc: %m", log_path);
+    return wtlog_fail (err, errlen, "%s: malloc: %m", log_path);
   ret = ring_open_locked (&rc);
   if (ret == 1)
     ret = ring_recover_locked (&rc);

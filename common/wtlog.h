@@ -220,7 +220,8 @@ int wtlog_strip_data (const char *path, char *err, size_t errlen);
 int wtlog_strip_data_unsynced (const char *path, char *err, size_t errlen);
 int wtlog_sync_dir_of (const char *path);
 
-/* For wtlog.c, wtlog-read.c and wtlog-ring.c: fmt into err; returns -1. */
+/* For the log's readers, writers and appliers in common/: fmt into err;
+ * returns -1. */
 int wtlog_fail (char *err, size_t errlen, const char *fmt, ...)
   __attribute__ ((format (printf, 3, 4)));
 
