@@ -89,6 +89,12 @@ tests/unit/test-index: tests/unit/test-index.c tests/unit/tap.h
 tests/unit/test-index-asan: tests/unit/test-index.c tests/unit/tap.h plugin/index.c plugin/index.h
 	$(CC) $(SAN_CFLAGS) -I tests/unit $< plugin/index.c -lpthread -o $@
 
+tests/unit/test-rangelock: plugin/rangelock.c plugin/rangelock.h
+tests/unit/test-rangelock: tests/unit/test-rangelock.c tests/unit/tap.h
+	$(CC) $(ALL_CFLAGS) -I tests/unit $< plugin/rangelock.c -lpthread -o $@
+tests/unit/test-rangelock-asan: tests/unit/test-rangelock.c tests/unit/tap.h plugin/rangelock.c plugin/rangelock.h
+	$(CC) $(SAN_CFLAGS) -I tests/unit $< plugin/rangelock.c -lpthread -o $@
+
 # The byte-order unit test again for each other architecture whose cross
 # compiler configure found (static; tests/test-common-byteorder.sh runs
 # them under qemu-user): s390x is big-endian, so common/'s readers and
