@@ -9,7 +9,7 @@
 require_tools /usr/bin/python3 truncate
 GEN=$TOP/tests/unit/test-check-classes
 require_built "$WTRACK" "$GEN"
-plan 31
+plan 32
 
 for s in clean damaged nomanifest zeroed coldgrew delalloc delalloczero; do "$GEN" --make "$T/$s" $s; done
 
@@ -87,6 +87,9 @@ check "delalloc: every f4 sector compared, none counted not checkable" \
   test "$(json_get "$T/delalloc.json" 'd["files"][3]["checked_sectors"], d["files"][3]["uncheckable_sectors"]')" = "16 0"
 check "delalloc: the run names the file offset and says why, with no disk sector" \
   grep -q '^  lost        file bytes 4096+2048 (sectors 8-11); last op 12 pwrite 0+6144 .*; no disk sector: delayed allocation never written (extent DELALLOC after the sync): the kernel holds these bytes, no block was allocated$' "$T/delalloc.txt"
+"$WTRACK" check "$T/delalloc" --html "$T/delalloc.html" >/dev/null
+check "delalloc: the HTML report's run has no disk sector and says DELALLOC" \
+  grep -q '{"f":3,"c":[0-9]*,"fs":8,"ds":null,"n":4,[^{}]*"delalloc":true' "$T/delalloc.html"
 "$WTRACK" check "$T/delalloczero" --json "$T/delalloczero.json" >"$T/delalloczero.txt"; rc=$?
 check "delalloczero: a DELALLOC extent that must read zeros is clean, compared" \
   test "$rc $(json_get "$T/delalloczero.json" 'd["verdict"], d["files"][3]["checked_sectors"], d["files"][3]["uncheckable_sectors"]')" = "0 clean 16 0"

@@ -301,6 +301,7 @@ wtc_html_run (const struct wtc_check *c, const struct wtc_html_data *d,
   wtc_html_seq_field (b, d, "replaced", bad->replaced_seq);
   wtc_html_run_holds (bad, d, b);
   wtc_jb_bool (b, "unwritten", bad->unwritten);
+  wtc_jb_bool (b, "delalloc", bad->delalloc);
   wtc_jb_array (b, "h");
   for (guint i = 0; i < r->count && i < WTC_HTML_RUN_HASHES; i++) {
     const struct wtc_bad *s = &g_array_index (c->bad, struct wtc_bad, r->first + i);

@@ -320,6 +320,7 @@
     if (r.replaced) extra.push("replaced by seq " + r.replaced[0]);
     if (r.misplaced) extra.push("written to sector " + r.misplaced[0] + " (seq " + r.misplaced[1] + ")");
     if (r.unwritten) extra.push("unwritten extent");
+    if (r.delalloc) extra.push("no disk sector: delayed allocation never written (extent DELALLOC after the sync): the kernel holds these bytes, no block was allocated");
     var toMap = el("a", { href: "#map", text: "map" }), toTl = el("a", { href: "#timeline", text: "timeline" });
     toMap.onclick = function (ev) { ev.preventDefault(); selectRun(i, "map"); };
     toTl.onclick = function (ev) { ev.preventDefault(); selectRun(i, "timeline"); };
