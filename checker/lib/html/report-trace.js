@@ -17,24 +17,8 @@
   };
   var WRITES = [31, 80, 160];
 
-  function el(tag, attrs, children) {
-    var e = document.createElement(tag);
-    for (var k in attrs || {}) {
-      if (k === "text") e.textContent = attrs[k];
-      else if (k === "class") e.className = attrs[k];
-      else e.setAttribute(k, attrs[k]);
-    }
-    (children || []).forEach(function (c) {
-      e.appendChild(typeof c === "string" ? document.createTextNode(c) : c);
-    });
-    return e;
-  }
-  function typed(b64, Type, count) {
-    var buf = new ArrayBuffer(count * Type.BYTES_PER_ELEMENT), u = new Uint8Array(buf);
-    var s = atob(b64), n = Math.min(s.length, u.length);
-    for (var i = 0; i < n; i++) u[i] = s.charCodeAt(i);
-    return new Type(buf);
-  }
+  /* report.js's helpers: this script is embedded after it. */
+  var el = window.wtrackHtml.el, typed = window.wtrackHtml.typed;
   function fmtT(x) { return x === null ? "?" : "t=" + (x / 1e9).toFixed(6); }
 
   var tlWrites = typed(T.writes, Uint16Array, T.cols * T.rows);

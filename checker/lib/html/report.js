@@ -14,6 +14,9 @@
   var data = JSON.parse(document.getElementById("wtdata").textContent);
   var app = document.getElementById("app");
   var tip;
+  /* Shared with the kernel trace's script, embedded after this one when the
+   * check joined a kernel trace (function declarations are hoisted). */
+  window.wtrackHtml = { el: el, typed: typed };
   /* Only a run's data feeds the variables below: other kinds are drawn
    * here and stop (function declarations are hoisted). */
   if (data.kind !== "run") {
