@@ -32,13 +32,11 @@
  * writes against nbdkit file, paired rounds, 0.85x with 64 MiB, about
  * 0.75x with 16 or 32 MiB, 0.57x-0.80x with 136 MiB (doc/design-plugin.md). */
 #define WTP_LOG_RING_SIZE (UINT64_C (64) << 20)
-/* The ring of a log whose records carry no bytes: one without DATA, and
- * the queue of data=off, whose writes go onto the image by their requests.
- * Its records are the write's hashes, 8 bytes a sector (about 130 bytes
- * for a 4 KiB write, 3% of the data), so 8 MiB holds over a second of
- * records at the fastest rate measured, and the run keeps 56 MiB less page
- * cache and prefaults an eighth of the pages (doc/design-plugin.md, "The
- * plugin's log"). */
+/* The ring of a log without DATA.  Its records are the write's hashes, 8
+ * bytes a sector (about 130 bytes for a 4 KiB write, 3% of the data), so
+ * 8 MiB holds over a second of records at the fastest rate measured, and
+ * the run keeps 56 MiB less page cache and prefaults an eighth of the
+ * pages (doc/design-plugin.md, "The plugin's log"). */
 #define WTP_LOG_RING_SIZE_HASHES (UINT64_C (8) << 20)
 /* The smallest ring, on a file system without room for the full one: it
  * holds a few of the records that go through it (less than
@@ -98,8 +96,8 @@ wtp_log_create_ring (const struct wtlog_header *h)
 {
   unsigned char buf[WTLOG_RING_HEADER_SIZE];
   struct wtlog_ring_header rh = {
-    .ring_size = (h->flags & WTLOG_H_DATA) && !wtp_log.queue
-                 ? WTP_LOG_RING_SIZE : WTP_LOG_RING_SIZE_HASHES,
+    .ring_size = h->flags & WTLOG_H_DATA ? WTP_LOG_RING_SIZE
+                                         : WTP_LOG_RING_SIZE_HASHES,
     .moved = WTLOG_HEADER_SIZE,
     .version = wtp_log.queue ? WTLOG_RING_VERSION_QUEUE : WTLOG_RING_VERSION,
   };
