@@ -341,11 +341,15 @@ wtp_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
     return wtp_fail (EIO);
   if (count == 0)
     return 0;
-  /* nbdkit passes at most 64 MiB, whose record fits; a larger write could
-   * not be logged, so it must not reach the image either. */
-  if (!wtlog_record_size_ok (wtlog_record_size (h->exp->write_type,
-                                                wtp_data_flag (),
-                                                offset, count)))
+  /* nbdkit passes writes of up to 64 MiB, past the maximum the plugin
+   * advertises: a larger record might never find room in the ring (a
+   * request would wait for it forever), so such a write is refused, as
+   * one whose record the format could not hold, before it reaches the
+   * image. */
+  if (count > WTP_MAX_WRITE
+      || !wtlog_record_size_ok (wtlog_record_size (h->exp->write_type,
+                                                   wtp_data_flag (),
+                                                   offset, count)))
     return wtp_refuse (h, h->exp->write_type, fua, count, offset, t_start,
                        EINVAL);
   if (wtp_is_disk (h->exp) && wtp_faults_any ()

@@ -10,6 +10,12 @@
 
 #pragma GCC visibility push(hidden)
 
+/* The largest write the plugin takes, advertised as the maximum block
+ * size: its record, with the hashes (or the bytes) and the fixed part,
+ * fits the 64 MiB ring, through which the queue (stage=on, data=off)
+ * passes every record, the channel's with their bytes. */
+#define WTP_MAX_WRITE (UINT32_C (32) << 20)
+
 int wtp_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
                uint32_t flags);
 int wtp_pwrite (void *handle, const void *buf, uint32_t count,

@@ -445,7 +445,7 @@ wtp_block_size (void *handle, uint32_t *minimum, uint32_t *preferred,
 {
   *minimum = WT_SECTOR_SIZE;
   *preferred = 4096;
-  *maximum = 32 * 1024 * 1024;
+  *maximum = WTP_MAX_WRITE;
   return 0;
 }
 
