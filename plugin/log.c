@@ -193,6 +193,23 @@ wtp_log_is_direct (uint64_t size)
   return !wtp_log.queue && size >= WTP_LOG_DIRECT_MIN;
 }
 
+bool
+wtp_log_record_fits (uint64_t size)
+{
+  if (!wtlog_record_size_ok (size)) {
+    nbdkit_error ("write: log: %s: a record of %" PRIu64 " bytes is larger "
+                  "than the format holds", wtp_log.path, size);
+    return false;
+  }
+  /* ring_size is set when the log is created and never changes. */
+  if (wtp_log_is_direct (size) || size <= wtp_log.ring_size)
+    return true;
+  nbdkit_error ("write: log: %s: a record of %" PRIu64 " bytes cannot go "
+                "through the ring of %" PRIu64 " bytes", wtp_log.path, size,
+                wtp_log.ring_size);
+  return false;
+}
+
 /* Called with the mutex held: puts a large record of size bytes at pos in
  * the list of holes the mover skips.  0 or an errno. */
 static int

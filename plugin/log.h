@@ -41,6 +41,11 @@ uint64_t wtp_log_now (void);
  * after it and before any later write to the same sectors. */
 uint64_t wtp_log_last_seq (void);
 bool wtp_log_is_broken (void);
+/* Whether a record of size bytes can ever be reserved: the format holds
+ * it, and it fits the ring when it must go through it (every record in the
+ * queue; a small one otherwise).  One that does not would wait for room
+ * forever; this says why (nbdkit_error). */
+bool wtp_log_record_fits (uint64_t size);
 /* Assigns rec->seq and a position, allocating the file's space, and for a
  * small record, when no record before it is still being copied, copies it
  * too, in the same pass over the mutex; the record is then under the

@@ -342,14 +342,13 @@ wtp_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
   if (count == 0)
     return 0;
   /* nbdkit passes writes of up to 64 MiB, past the maximum the plugin
-   * advertises: a larger record might never find room in the ring (a
-   * request would wait for it forever), so such a write is refused, as
-   * one whose record the format could not hold, before it reaches the
-   * image. */
-  if (count > WTP_MAX_WRITE
-      || !wtlog_record_size_ok (wtlog_record_size (h->exp->write_type,
-                                                   wtp_data_flag (),
-                                                   offset, count)))
+   * advertises; and a record that can never be reserved (larger than the
+   * ring it must go through, which is smaller on a file system short of
+   * room, or than the format holds) would leave its request waiting
+   * forever.  Such a write is refused before it reaches the image. */
+  uint64_t size = wtlog_record_size (h->exp->write_type, wtp_data_flag (),
+                                     offset, count);
+  if (count > WTP_MAX_WRITE || !wtp_log_record_fits (size))
     return wtp_refuse (h, h->exp->write_type, fua, count, offset, t_start,
                        EINVAL);
   if (wtp_is_disk (h->exp) && wtp_faults_any ()

@@ -5,7 +5,7 @@
 require_tools nbdkit qemu-io nbdsh jq cmp mount umount timeout
 require_built "$PLUGIN" "$WTRACK"
 [ "$(id -u)" = 0 ] || skip_all "needs root to mount the small tmpfs file systems"
-plan 28
+plan 31
 
 # nbdkit_fails NAME WANT ARGS...: nbdkit must refuse to start, with a message
 # containing WANT.
@@ -90,6 +90,39 @@ check "full log: every acknowledged write has its WRITE record" \
 "$WTRACK" replay "$T/full/writes.wtlog" --base "$T/base.img" --out "$T/full-replayed.img" 2>/dev/null
 check "full log: the replayed log holds every acknowledged write" \
   cmp -n $((nacked * 65536 + 256)) "$T/full-replayed.img" "$T/disk.img"
+
+# 2b. A log on a small file system gets a ring halved to what fits (512
+#     KiB on 1 MiB), and in the default mode every record goes through the
+#     ring, the channel's with their bytes: a channel write whose record is
+#     larger than the ring is refused with EINVAL, saying why, instead of
+#     waiting for room forever (the timeout fails the test); a smaller one
+#     goes through.
+mkdir "$T/small"
+mount -t tmpfs -o size=1M tmpfs "$T/small" && on_exit umount "$T/small"
+truncate -s 16M "$T/chan.img"
+start_nbdkit small "$T/small.sock" "$PLUGIN" "$T/disk.img" \
+  log="$T/small/writes.wtlog" channel="$T/chan.img"
+ring_bytes=$(( $(stat -c %s "$T/small/writes.wtlog.ring") - 4096 ))
+timeout 60 env PATH="/usr/bin:$PATH" nbdsh -u "nbd+unix:///channel?socket=$T/small.sock" -c '
+import sys
+ring = '"$ring_bytes"'
+for n, size in ((1, ring), (2, ring // 2)):
+    try:
+        h.pwrite(bytes([n]) * size, 0)
+        print("ok")
+    except nbd.Error as e:
+        print(e.errno)
+' >"$T/small.out" 2>&1
+# A request stuck for room keeps nbdkit from exiting: fail, do not hang.
+[ "$(wc -l <"$T/small.out")" = 2 ] || kill -9 "$(cat "$T/small.pid")"
+stop_nbdkit small
+diag "small ring: $ring_bytes bytes; replies: $(paste -sd' ' "$T/small.out")"
+check "small ring: a channel write of the ring's size is refused with EINVAL" \
+  test "$(sed -n 1p "$T/small.out")" = EINVAL
+check "small ring: nbdkit said why" \
+  grep -q "write: log: .*: a record of [0-9]* bytes cannot go through the ring of $ring_bytes bytes" "$T/small.log"
+check "small ring: a channel write of half the ring goes through" \
+  test "$(sed -n 2p "$T/small.out")" = ok
 
 # 3. A log that cannot be created stops nbdkit at start-up.
 check "missing log directory: nbdkit refuses to start, naming the path" \
